@@ -10,6 +10,7 @@ catches LangChain's errors keeps working::
     ├── UserError                       misuse: bad schema, bad option, missing route
     │   ├── SchemaError                 a schema that cannot be normalised
     │   └── RouteError                  a union variant with no route in a graph
+    ├── DialectError                    a schema a provider dialect cannot express faithfully
     ├── JSONParseError (ValueError)     model text that is not JSON, even after repair
     │   ├── MalformedJSONError          broken syntax
     │   └── TruncatedJSONError          an unclosed string, object or array
@@ -70,6 +71,22 @@ class SchemaError(UserError):
 
 class RouteError(UserError):
     """A union variant has no route, or a route names no known variant."""
+
+
+class DialectError(StructxError):
+    """A schema cannot be expressed faithfully in a provider's strict dialect.
+
+    `AutoStrategy` treats this as a reason to use another strategy.
+
+    Attributes:
+        dialect: The dialect that was asked for, such as `"openai"`.
+        reason: Why the schema does not fit, worded for a report.
+    """
+
+    def __init__(self, dialect: str, reason: str) -> None:
+        self.dialect = dialect
+        self.reason = reason
+        super().__init__(f"Schema cannot be expressed in the {dialect} dialect: {reason}")
 
 
 class JSONParseError(StructxError, ValueError):
@@ -311,6 +328,7 @@ class StructuredOutputRetryError(StructuredOutputFailure):
 
 __all__ = (
     "AttemptError",
+    "DialectError",
     "FailureKind",
     "InvalidOutputError",
     "JSONParseError",
