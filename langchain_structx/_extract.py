@@ -1,0 +1,256 @@
+"""Reading one AI message: find the structured answer, repair it, validate it.
+
+`interpret` turns a model message into an `Interpretation`: a validated value, a
+typed failure, or "the model is busy with ordinary tools". It never calls a model
+and never raises for bad model output; failures are values here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from langchain_structx._parse import Parsed, Repair, coerce, parse_json
+from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx._schema import Variant
+from langchain_structx.errors import (
+    AttemptError,
+    InvalidOutputError,
+    JSONParseError,
+    MissingOutputError,
+    MultipleOutputsError,
+    OutputValidationError,
+    StructuredOutputRefusal,
+    TruncatedJSONError,
+    TruncatedOutputError,
+    ValidationIssue,
+)
+from langchain_structx.strategies import StrategyName
+
+_LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length"})
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A validated structured answer.
+
+    Attributes:
+        value: The validated object.
+        variant: Name of the variant it matched.
+        repairs: Every repair and coercion applied on the way.
+        call_id: The structured tool call that carried it, if any.
+    """
+
+    value: Any
+    variant: str
+    repairs: tuple[Repair, ...]
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A failed attempt.
+
+    Attributes:
+        error: What went wrong.
+        call_ids: `(id, name)` of each structured tool call that needs an answer.
+    """
+
+    error: AttemptError
+    call_ids: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Interpretation:
+    """What one AI message amounts to.
+
+    Attributes:
+        outcome: The answer, a failure, or None when the message only calls
+            ordinary tools.
+        ordinary_calls: Whether the message also calls ordinary tools.
+    """
+
+    outcome: Found | Failed | None
+    ordinary_calls: bool = False
+
+
+def interpret(plan: Plan, strategy: StrategyName, message: AIMessage) -> Interpretation:
+    """Interpret `message` as an answer under `strategy`."""
+    refusal = refusal_text(message)
+    if refusal is not None:
+        return Interpretation(Failed(StructuredOutputRefusal(refusal, ai_message=message)))
+    if strategy == "tool":
+        return _interpret_tool(plan, message)
+    if message.tool_calls:
+        return Interpretation(None, ordinary_calls=True)
+    return Interpretation(_from_text(plan, message))
+
+
+def refusal_text(message: AIMessage) -> str | None:
+    """The model's refusal, from OpenAI's field or a refusal content block."""
+    refusal = message.additional_kwargs.get("refusal")
+    if refusal:
+        return str(refusal)
+    if isinstance(message.content, list):
+        for block in message.content:
+            if isinstance(block, Mapping) and block.get("type") == "refusal":
+                return str(block.get("refusal") or block.get("text") or "")
+    if message.response_metadata.get("stop_reason") == "refusal":
+        return message.text or "refused"
+    return None
+
+
+def is_truncated(message: AIMessage) -> bool:
+    """Whether the model stopped because it ran out of tokens."""
+    metadata = message.response_metadata
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason")
+    return reason in _LENGTH_REASONS
+
+
+def _interpret_tool(plan: Plan, message: AIMessage) -> Interpretation:
+    names = plan.tool_names
+    valid = [c for c in message.tool_calls if c["name"] in names]
+    broken = [c for c in message.invalid_tool_calls if c.get("name") in names]
+    ordinary = any(c["name"] not in names for c in message.tool_calls)
+    ids = tuple((c.get("id") or "", c.get("name") or "") for c in [*valid, *broken])
+    if len(ids) > 1:
+        error = MultipleOutputsError([name for _, name in ids], ai_message=message)
+        return Interpretation(Failed(error, ids), ordinary)
+    if valid:
+        call = valid[0]
+        outcome = _decode_args(plan, call["name"], call["args"], message, ())
+        return Interpretation(_with_call(outcome, ids), ordinary)
+    if broken:
+        return Interpretation(_from_broken_call(plan, broken[0], message, ids), ordinary)
+    if ordinary:
+        return Interpretation(None, ordinary_calls=True)
+    return Interpretation(Failed(_missing(plan, message)))
+
+
+def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Found | Failed:
+    if isinstance(outcome, Found):
+        return Found(outcome.value, outcome.variant, outcome.repairs, ids[0][0])
+    return Failed(outcome.error, ids)
+
+
+def _from_broken_call(
+    plan: Plan, call: Any, message: AIMessage, ids: tuple[tuple[str, str], ...]
+) -> Found | Failed:
+    name = call.get("name") or ""
+    try:
+        parsed = parse_json(call.get("args") or "")
+    except JSONParseError as exc:
+        return Failed(_parse_failure(name, exc, message), ids)
+    outcome = _decode_args(plan, name, parsed.value, message, parsed.repairs)
+    return _with_call(outcome, ids)
+
+
+def _missing(plan: Plan, message: AIMessage) -> AttemptError:
+    if is_truncated(message):
+        return TruncatedOutputError(
+            "The model ran out of tokens before calling a structured-output tool.",
+            ai_message=message,
+        )
+    names = ", ".join(plan.schemas.names)
+    return MissingOutputError(
+        "The answer must be given by calling one of these tools: "
+        f"{names}. Do not answer in plain text.",
+        ai_message=message,
+    )
+
+
+def _from_text(plan: Plan, message: AIMessage) -> Found | Failed:
+    text = message.text
+    name = plan.output_name()
+    if not text.strip():
+        if is_truncated(message):
+            return Failed(TruncatedOutputError("The answer was cut off.", ai_message=message))
+        return Failed(
+            MissingOutputError("The answer was empty; reply with the JSON object.", ai_message=message)
+        )
+    try:
+        parsed = parse_json(text)
+    except JSONParseError as exc:
+        return Failed(_parse_failure(name, exc, message))
+    return _decode_output(plan, parsed, message)
+
+
+def _parse_failure(name: str, exc: JSONParseError, message: AIMessage) -> AttemptError:
+    if isinstance(exc, TruncatedJSONError) or is_truncated(message):
+        return TruncatedOutputError(
+            f"The output for '{name}' was cut off before the JSON was complete: {exc}",
+            ai_message=message,
+        )
+    return InvalidOutputError(name, exc, ai_message=message)
+
+
+def _decode_args(
+    plan: Plan, name: str, args: Any, message: AIMessage, repairs: tuple[Repair, ...]
+) -> Found | Failed:
+    variant = plan.schemas.get(name)
+    assert variant is not None  # callers only pass names of our tools
+    return _validate(plan, variant, args, message, repairs)
+
+
+def _decode_output(plan: Plan, parsed: Parsed, message: AIMessage) -> Found | Failed:
+    if not plan.schemas.is_union:
+        return _validate(plan, plan.schemas.variants[0], parsed.value, message, parsed.repairs)
+    value = parsed.value
+    if isinstance(value, dict) and ENVELOPE_KIND in value:
+        return _from_envelope(plan, value, message, parsed.repairs)
+    return _infer_kind(plan, value, message, parsed.repairs)
+
+
+def _from_envelope(
+    plan: Plan, value: dict[str, Any], message: AIMessage, repairs: tuple[Repair, ...]
+) -> Found | Failed:
+    kind = value[ENVELOPE_KIND]
+    variant = plan.schemas.get(kind) if isinstance(kind, str) else None
+    if variant is None:
+        names = ", ".join(repr(n) for n in plan.schemas.names)
+        issue = ValidationIssue((ENVELOPE_KIND,), f"must be one of {names}, got {kind!r}")
+        error = OutputValidationError(plan.output_name(), [issue])
+        return Failed(InvalidOutputError(plan.output_name(), error, ai_message=message))
+    if ENVELOPE_DATA not in value:
+        issue = ValidationIssue((), f"'{ENVELOPE_DATA}' is required but missing")
+        error = OutputValidationError(plan.output_name(), [issue])
+        return Failed(InvalidOutputError(variant.name, error, ai_message=message))
+    return _validate(plan, variant, value[ENVELOPE_DATA], message, repairs)
+
+
+def _infer_kind(
+    plan: Plan, value: Any, message: AIMessage, repairs: tuple[Repair, ...]
+) -> Found | Failed:
+    # Small models often drop the envelope; accept the object when exactly one
+    # variant fits it, so the data is not thrown away for a formality.
+    matches = [
+        found
+        for variant in plan.schemas.variants
+        if isinstance(found := _validate(plan, variant, value, message, repairs), Found)
+    ]
+    if len(matches) == 1:
+        note = Repair("infer_kind", f"took the answer as {matches[0].variant} (no envelope)")
+        return Found(matches[0].value, matches[0].variant, (*matches[0].repairs, note))
+    names = ", ".join(repr(n) for n in plan.schemas.names)
+    detail = "matches several" if matches else "matches none"
+    issue = ValidationIssue(
+        (), f'expected {{"{ENVELOPE_KIND}": {names}, "{ENVELOPE_DATA}": ...}}; the object {detail}'
+    )
+    error = OutputValidationError(plan.output_name(), [issue])
+    return Failed(InvalidOutputError(plan.output_name(), error, ai_message=message))
+
+
+def _validate(
+    plan: Plan, variant: Variant, data: Any, message: AIMessage, repairs: tuple[Repair, ...]
+) -> Found | Failed:
+    if plan.coerce:
+        coerced = coerce(data, variant.json_schema)
+        data, repairs = coerced.value, (*repairs, *coerced.repairs)
+    try:
+        value = variant.validate(data)
+    except OutputValidationError as exc:
+        return Failed(InvalidOutputError(variant.name, exc, ai_message=message))
+    return Found(value, variant.name, repairs)

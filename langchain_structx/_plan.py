@@ -1,0 +1,258 @@
+"""From a response format to what is sent to the model for each strategy.
+
+A `Plan` is built once per agent or node. For a given strategy it yields a
+`CallSpec`: the extra tools, tool choice, model settings and system-prompt text
+that ask the model for structured output. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_structx import _prompt
+from langchain_structx._schema import SchemaSet, Variant, normalize
+from langchain_structx.errors import UserError
+from langchain_structx.strategies import (
+    AutoStrategy,
+    HandleErrors,
+    PromptedStrategy,
+    ProviderStrategy,
+    StrategyName,
+    ToolStrategy,
+)
+
+ENVELOPE_KIND = "kind"
+ENVELOPE_DATA = "data"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallSpec:
+    """What one structured-output model call adds to the caller's request.
+
+    Attributes:
+        strategy: The strategy this call runs.
+        tools: Structured-output tools in OpenAI format, added to the user's tools.
+        tool_choice: Tool choice to force, or None to leave the caller's.
+        model_settings: Extra keyword arguments for the model (e.g. response_format).
+        system_suffix: Text appended to the system prompt, or None.
+    """
+
+    strategy: StrategyName
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: Any = None
+    model_settings: Mapping[str, Any] = field(default_factory=dict)
+    system_suffix: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """Everything the engine needs to know about one response format.
+
+    Attributes:
+        schemas: The variants the answer may take.
+        candidates: Strategies to try, in order; explicit strategies have one.
+        auto: Whether the strategy was chosen automatically.
+        handle_errors: The user's error policy.
+        max_retries: Retries allowed after the first attempt.
+        coerce: Whether coercion of near-miss values is on.
+        strict: Provider strict mode, or None.
+        json_mode: Whether the prompted strategy also asks for JSON mode.
+        tool_message_content: Fixed text for the success tool message, or None.
+    """
+
+    schemas: SchemaSet
+    candidates: tuple[StrategyName, ...]
+    auto: bool
+    handle_errors: HandleErrors
+    max_retries: int
+    coerce: bool = True
+    strict: bool | None = None
+    json_mode: bool = False
+    tool_message_content: str | None = None
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """Names of the artificial tools of the tool strategy."""
+        return frozenset(self.schemas.names)
+
+    def call_spec(self, strategy: StrategyName) -> CallSpec:
+        """Build the request pieces for `strategy`."""
+        if strategy == "tool":
+            return CallSpec(
+                strategy="tool",
+                tools=tuple(_tool(v) for v in self.schemas.variants),
+                tool_choice="any",
+            )
+        if strategy == "provider":
+            return CallSpec(strategy="provider", model_settings=self._response_format())
+        settings = {"response_format": {"type": "json_object"}} if self.json_mode else {}
+        return CallSpec(
+            strategy="prompted", model_settings=settings, system_suffix=self.instructions()
+        )
+
+    def instructions(self) -> str:
+        """The prompted strategy's system-prompt text."""
+        shapes = [(v.name, v.description, v.json_schema) for v in self.schemas.variants]
+        return _prompt.instructions(shapes, envelope=self.schemas.is_union)
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON schema of the whole answer: the variant, or the union envelope."""
+        if not self.schemas.is_union:
+            return self.schemas.variants[0].json_schema
+        return envelope_schema(self.schemas.variants)
+
+    def output_name(self) -> str:
+        """Name sent with the provider's response format."""
+        if not self.schemas.is_union:
+            return self.schemas.variants[0].name
+        return "_or_".join(self.schemas.names)[:64]
+
+    def _response_format(self) -> dict[str, Any]:
+        json_schema: dict[str, Any] = {"name": self.output_name(), "schema": self.output_schema()}
+        if self.strict:
+            json_schema["strict"] = True
+        return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
+
+
+def _tool(variant: Variant) -> dict[str, Any]:
+    parameters = {k: v for k, v in variant.json_schema.items() if k not in ("title",)}
+    parameters.pop("description", None)
+    return {
+        "type": "function",
+        "function": {
+            "name": variant.name,
+            "description": variant.description or f"Return the answer as {variant.name}.",
+            "parameters": parameters,
+        },
+    }
+
+
+def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
+    """The schema of `{"kind": <name>, "data": <variant>}` over all variants.
+
+    Each variant's own definitions are hoisted into one `$defs`, renamed where two
+    variants use the same definition name for different things.
+
+    Example:
+        >>> from langchain_structx._schema import normalize
+        >>> s = normalize([{"title": "A", "type": "object"}, {"title": "B", "type": "object"}])
+        >>> envelope_schema(s.variants)["anyOf"][0]["properties"]["kind"]
+        {'const': 'A'}
+    """
+    defs: dict[str, Any] = {}
+    branches = []
+    for variant in variants:
+        body = _hoist(variant, defs)
+        branches.append(
+            {
+                "type": "object",
+                "properties": {ENVELOPE_KIND: {"const": variant.name}, ENVELOPE_DATA: body},
+                "required": [ENVELOPE_KIND, ENVELOPE_DATA],
+                "additionalProperties": False,
+            }
+        )
+    schema: dict[str, Any] = {"anyOf": branches}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:
+    body = copy.deepcopy(variant.json_schema)
+    local = {**body.pop("definitions", {}), **body.pop("$defs", {})}
+    renames = {}
+    for name, sub in local.items():
+        target = name if defs.get(name, sub) == sub else f"{variant.name}__{name}"
+        renames[name] = target
+    rewritten = _rewrite_refs(body, renames)
+    for name, sub in local.items():
+        defs[renames[name]] = _rewrite_refs(sub, renames)
+    return rewritten  # type: ignore[no-any-return]
+
+
+def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_rewrite_refs(item, renames) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _rewrite_refs(v, renames) for k, v in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+        name = ref.rsplit("/", 1)[-1]
+        out["$ref"] = f"#/$defs/{renames.get(name, name)}"
+    return out
+
+
+def build_plan(response_format: Any) -> Plan:
+    """Normalise anything accepted as `response_format` into a `Plan`.
+
+    Args:
+        response_format: One of our strategies, LangChain's `ToolStrategy`,
+            `ProviderStrategy` or `AutoStrategy`, or a bare schema (meaning auto).
+
+    Returns:
+        The plan.
+
+    Raises:
+        UserError: When the format cannot be used.
+    """
+    strategy = _from_langchain(response_format)
+    if not isinstance(strategy, (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)):
+        strategy = AutoStrategy(strategy)
+    schemas = normalize(strategy.schema)
+    common: dict[str, Any] = {
+        "schemas": schemas,
+        "handle_errors": strategy.handle_errors,
+        "max_retries": strategy.max_retries,
+        "coerce": strategy.coerce,
+    }
+    if isinstance(strategy, AutoStrategy):
+        return Plan(
+            candidates=strategy.order,
+            auto=True,
+            strict=strategy.strict,
+            json_mode=strategy.json_mode,
+            tool_message_content=strategy.tool_message_content,
+            **common,
+        )
+    return Plan(candidates=(_name_of(strategy),), auto=False, **_options(strategy), **common)
+
+
+def _name_of(strategy: ToolStrategy[Any] | ProviderStrategy[Any] | PromptedStrategy[Any]) -> Any:
+    if isinstance(strategy, ToolStrategy):
+        return "tool"
+    return "provider" if isinstance(strategy, ProviderStrategy) else "prompted"
+
+
+def _options(strategy: Any) -> dict[str, Any]:
+    if isinstance(strategy, ToolStrategy):
+        return {"tool_message_content": strategy.tool_message_content}
+    if isinstance(strategy, ProviderStrategy):
+        return {"strict": strategy.strict}
+    return {"json_mode": strategy.json_mode}
+
+
+LANGCHAIN_UNBOUNDED_RETRIES = 3
+"""Retry bound given to LangChain strategy objects, which have none of their own."""
+
+
+def _from_langchain(response_format: Any) -> Any:
+    from langchain.agents import structured_output as lc
+
+    if response_format is None:
+        raise UserError("response_format is required for structured output")
+    if isinstance(response_format, lc.ToolStrategy):
+        return ToolStrategy(
+            response_format.schema,
+            tool_message_content=response_format.tool_message_content,
+            handle_errors=response_format.handle_errors,
+            max_retries=LANGCHAIN_UNBOUNDED_RETRIES,
+        )
+    if isinstance(response_format, lc.ProviderStrategy):
+        return ProviderStrategy(response_format.schema, strict=response_format.schema_spec.strict)
+    if isinstance(response_format, lc.AutoStrategy):
+        return AutoStrategy(response_format.schema)
+    return response_format

@@ -1,0 +1,161 @@
+"""A compact, TypeScript-like rendering of JSON schemas for prompts.
+
+Small models follow `name: string` far better than a pasted JSON schema, and the
+rendering costs a fraction of the tokens. Named definitions (`$defs`) are written
+once as their own blocks and referred to by name, so recursive schemas terminate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_CONSTRAINTS = (
+    ("minimum", ">= {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("maximum", "<= {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("multipleOf", "multiple of {}"),
+    ("minLength", "min length {}"),
+    ("maxLength", "max length {}"),
+    ("pattern", "pattern {}"),
+    ("format", "format {}"),
+    ("minItems", "min {} items"),
+    ("maxItems", "max {} items"),
+)
+
+
+def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
+    """Render one schema as a compact type expression.
+
+    Args:
+        schema: A JSON schema (sub-schema).
+        indent: Current indentation depth, in levels of two spaces.
+
+    Returns:
+        Text such as `{ name: string, age?: integer }`.
+
+    Example:
+        >>> render_type({"type": "array", "items": {"enum": ["a", "b"]}})
+        '("a" | "b")[]'
+    """
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " | ".join(_grouped(s, indent) for s in schema[key])
+    if "allOf" in schema and len(schema["allOf"]) == 1:
+        return render_type(schema["allOf"][0], indent)
+    return _render_typed(schema, indent)
+
+
+def _grouped(schema: Mapping[str, Any], indent: int) -> str:
+    text = render_type(schema, indent)
+    return f"({text})" if " | " in text else text
+
+
+def _render_typed(schema: Mapping[str, Any], indent: int) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_render_typed({**schema, "type": k}, indent) for k in kind)
+    if kind == "object" or "properties" in schema:
+        return _render_object(schema, indent)
+    if kind == "array":
+        items = schema.get("items")
+        inner = _grouped(items, indent) if isinstance(items, Mapping) else "any"
+        return f"{inner}[]"
+    return str(kind) if kind else "any"
+
+
+def _render_object(schema: Mapping[str, Any], indent: int) -> str:
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    if not properties:
+        extra = schema.get("additionalProperties")
+        value = render_type(extra, indent) if isinstance(extra, Mapping) else "any"
+        return f"{{ [key: string]: {value} }}"
+    required = set(schema.get("required") or ())
+    pad = "  " * (indent + 1)
+    lines = [
+        _render_field(name, sub, name in required, indent + 1, pad)
+        for name, sub in properties.items()
+    ]
+    return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}"
+
+
+def _render_field(
+    name: str, schema: Mapping[str, Any], required: bool, indent: int, pad: str
+) -> str:
+    mark = "" if required else "?"
+    text = f"{pad}{name}{mark}: {render_type(schema, indent)}"
+    notes = _notes(schema)
+    return f"{text}  // {notes}" if notes else text
+
+
+def _notes(schema: Mapping[str, Any]) -> str:
+    parts = [template.format(schema[key]) for key, template in _CONSTRAINTS if key in schema]
+    description = schema.get("description")
+    if description:
+        parts.insert(0, " ".join(str(description).split()))
+    return "; ".join(parts)
+
+
+def render_schema(name: str, schema: Mapping[str, Any]) -> str:
+    """Render a named schema and the definitions it uses.
+
+    Args:
+        name: Name of the shape, written before it.
+        schema: The full JSON schema, possibly with `$defs`.
+
+    Returns:
+        One block per definition, then the shape itself.
+
+    Example:
+        >>> print(render_schema("Point", {"type": "object", "properties": {"x": {"type": "integer"}},
+        ...                               "required": ["x"]}))
+        Point {
+          x: integer
+        }
+    """
+    blocks = [
+        f"{def_name} {render_type(sub)}" for def_name, sub in _definitions(schema).items()
+    ]
+    body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
+    blocks.append(f"{name} {render_type(body)}")
+    return "\n".join(blocks)
+
+
+def _definitions(schema: Mapping[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        found.update(schema.get(key) or {})
+    return found
+
+
+def instructions(shapes: Sequence[tuple[str, str, Mapping[str, Any]]], *, envelope: bool) -> str:
+    """Write the system-prompt text that asks for JSON output.
+
+    Args:
+        shapes: `(name, description, schema)` for each variant.
+        envelope: Whether the answer must be wrapped as `{"kind": ..., "data": ...}`.
+
+    Returns:
+        Instructions to append to the system prompt.
+    """
+    rendered = []
+    for name, description, schema in shapes:
+        head = f"// {description.strip()}\n" if description.strip() else ""
+        rendered.append(head + render_schema(name, schema))
+    body = "\n\n".join(rendered)
+    if envelope:
+        names = " | ".join(json.dumps(name) for name, _, _ in shapes)
+        return (
+            "Answer with only a JSON object, no other text, of the form "
+            f'{{"kind": {names}, "data": <the object>}} where data matches the shape '
+            f"named by kind:\n\n{body}"
+        )
+    return f"Answer with only a JSON object, no other text, matching:\n\n{body}"

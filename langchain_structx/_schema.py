@@ -1,0 +1,347 @@
+"""Schema normalisation: whatever the user gives becomes a set of named variants.
+
+A user may describe the output as a Pydantic model, a dataclass, a TypedDict
+(from `typing` or `typing_extensions`), a JSON-schema dict, a `Union` of any of
+these, or a JSON schema whose top level is a `oneOf`/`anyOf` of objects. Each of
+those becomes one or more `Variant`s: a name, a description, a JSON schema and a
+validator that checks data against the *original* schema.
+
+This module knows nothing of models or of LangChain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, get_args, get_origin
+
+import typing_extensions
+from pydantic import BaseModel, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+
+from langchain_structx._validate import JSONSchemaValidator
+from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
+
+SchemaKind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
+"""Where a variant's schema came from; it decides what a valid output looks like."""
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    """One shape the output may take.
+
+    Attributes:
+        name: Identifier used for tools, envelopes and routing.
+        description: What the shape is for, shown to the model.
+        kind: Which kind of schema the user gave.
+        json_schema: The JSON schema of the shape, with its own `$defs`.
+        source: The object the user gave (a class or a dict).
+    """
+
+    name: str
+    description: str
+    kind: SchemaKind
+    json_schema: dict[str, Any]
+    source: Any
+    _check: Callable[[Any], Any] = field(repr=False, compare=False)
+
+    def validate(self, data: Any) -> Any:
+        """Validate parsed data against the original schema.
+
+        Args:
+            data: A JSON-like value.
+
+        Returns:
+            A model instance for Pydantic models and dataclasses, a dict otherwise.
+
+        Raises:
+            OutputValidationError: Listing every problem with its JSON path.
+        """
+        return self._check(data)
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaSet:
+    """The variants of a response format, in the order the user gave them.
+
+    Attributes:
+        variants: One entry per shape; a plain schema has exactly one.
+        source: What the user passed.
+    """
+
+    variants: tuple[Variant, ...]
+    source: Any
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of the variants, in order."""
+        return tuple(v.name for v in self.variants)
+
+    @property
+    def is_union(self) -> bool:
+        """Whether the output may take more than one shape."""
+        return len(self.variants) > 1
+
+    def get(self, name: str) -> Variant | None:
+        """Return the variant called `name`, or None."""
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        return None
+
+
+def normalize(schema: Any, *, name: str | None = None) -> SchemaSet:
+    """Turn any supported schema description into a `SchemaSet`.
+
+    Args:
+        schema: A Pydantic model, dataclass, TypedDict, JSON-schema dict, a Union
+            (or a list) of those, or a dict whose top level is `oneOf`/`anyOf` of
+            objects.
+        name: Name for a single schema; ignored for unions.
+
+    Returns:
+        The named variants.
+
+    Raises:
+        SchemaError: For unsupported types, unnamed duplicates and invalid dicts.
+
+    Example:
+        >>> from typing_extensions import TypedDict
+        >>> class Point(TypedDict):
+        ...     x: int
+        >>> normalize(Point).names
+        ('Point',)
+    """
+    members = list(_flatten(schema))
+    if len(members) == 1:
+        variants = (_variant(members[0], name),)
+    else:
+        variants = tuple(_variant(m, None, index=i) for i, m in enumerate(members))
+    _check_unique(variants)
+    return SchemaSet(variants=variants, source=schema)
+
+
+def _flatten(schema: Any) -> Iterator[Any]:
+    if get_origin(schema) in (Union, types.UnionType) or isinstance(schema, (list, tuple)):
+        for arg in get_args(schema) or schema:
+            yield from _flatten(arg)
+        return
+    if isinstance(schema, Mapping) and _is_union_dict(schema):
+        yield from _split_union_dict(schema)
+        return
+    yield schema
+
+
+def _is_union_dict(schema: Mapping[str, Any]) -> bool:
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if not isinstance(branches, list) or len(branches) < 2 or "properties" in schema:
+        return False
+    return all(_is_object_branch(b, schema) for b in branches)
+
+
+def _is_object_branch(branch: Any, root: Mapping[str, Any]) -> bool:
+    if not isinstance(branch, Mapping):
+        return False
+    target = _resolve_local_ref(branch, root)
+    return target.get("type") == "object" or "properties" in target
+
+
+def _resolve_local_ref(branch: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = branch.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return branch
+    node: Any = root
+    for part in ref[2:].split("/"):
+        if not isinstance(node, Mapping) or part not in node:
+            raise SchemaError(f"Schema reference {ref!r} does not resolve inside the schema.")
+        node = node[part]
+    return dict(node)
+
+
+def _split_union_dict(schema: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    branches = schema.get("oneOf") or schema.get("anyOf") or []
+    shared = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
+    for branch in branches:
+        ref = branch.get("$ref")
+        resolved = dict(_resolve_local_ref(branch, schema))
+        if isinstance(ref, str) and "title" not in resolved:
+            resolved["title"] = ref.rsplit("/", 1)[-1]
+        yield {**resolved, **shared}
+
+
+def _check_unique(variants: tuple[Variant, ...]) -> None:
+    seen: set[str] = set()
+    for variant in variants:
+        if variant.name in seen:
+            raise SchemaError(
+                f"Two schemas share the name {variant.name!r}; give each union member a "
+                "distinct class name or JSON-schema title."
+            )
+        seen.add(variant.name)
+
+
+def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Variant:
+    if isinstance(schema, Mapping):
+        return _dict_variant(dict(schema), name, index)
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return _typed_variant(schema, "pydantic", name)
+    if isinstance(schema, type) and dataclasses.is_dataclass(schema):
+        return _typed_variant(schema, "dataclass", name)
+    if typing_extensions.is_typeddict(schema):
+        return _typed_variant(schema, "typeddict", name)
+    raise SchemaError(
+        f"Unsupported schema {schema!r}. Use a Pydantic model, a dataclass, a TypedDict, "
+        "a JSON-schema dict, or a Union of these."
+    )
+
+
+def _typed_variant(schema: Any, kind: SchemaKind, name: str | None) -> Variant:
+    target = _pydantic_ready(schema) if kind == "typeddict" else schema
+    adapter: TypeAdapter[Any] = TypeAdapter(target)
+    json_schema = adapter.json_schema()
+    variant_name = _clean_name(name or schema.__name__)
+    return Variant(
+        name=variant_name,
+        description=_typed_description(schema, kind, json_schema),
+        kind=kind,
+        json_schema=json_schema,
+        source=schema,
+        _check=_pydantic_checker(adapter, variant_name),
+    )
+
+
+def _typed_description(schema: Any, kind: SchemaKind, json_schema: dict[str, Any]) -> str:
+    if kind == "dataclass":
+        doc = schema.__doc__ or ""
+        # dataclasses invent a docstring from the signature; it says nothing new.
+        return "" if doc.startswith(f"{schema.__name__}(") else doc.strip()
+    described = json_schema.get("description")
+    return str(described).strip() if described else (schema.__doc__ or "").strip()
+
+
+def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any], Any]:
+    def check(data: Any) -> Any:
+        try:
+            return adapter.validate_python(data)
+        except PydanticValidationError as exc:
+            issues = [
+                ValidationIssue(tuple(err["loc"]), _pydantic_message(err)) for err in exc.errors()
+            ]
+            raise OutputValidationError(name, issues) from None
+
+    return check
+
+
+def _pydantic_message(err: Mapping[str, Any]) -> str:
+    message = str(err["msg"])
+    if err.get("type") == "missing":
+        return "required field is missing"
+    given = err.get("input")
+    if err.get("type") in ("extra_forbidden",):
+        return "unexpected field"
+    return f"{message} (got {_short(given)})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -> Variant:
+    fallback = "response_format" if index is None else f"response_format_{index + 1}"
+    variant_name = _clean_name(name or str(schema.get("title") or fallback))
+    validator = JSONSchemaValidator(schema)
+    return Variant(
+        name=variant_name,
+        description=str(schema.get("description") or ""),
+        kind="json_schema",
+        json_schema=schema,
+        source=schema,
+        _check=_dict_checker(validator, variant_name),
+    )
+
+
+def _dict_checker(validator: JSONSchemaValidator, name: str) -> Callable[[Any], Any]:
+    def check(data: Any) -> Any:
+        issues = validator.issues(data)
+        if issues:
+            raise OutputValidationError(name, issues)
+        return data
+
+    return check
+
+
+def _clean_name(name: str) -> str:
+    cleaned = "".join(ch if ch in _NAME_CHARS else "_" for ch in name.strip())[:64]
+    if not cleaned.strip("_"):
+        raise SchemaError(f"Cannot derive a usable name from {name!r}; pass name=...")
+    return cleaned
+
+
+# --- typing.TypedDict on Python < 3.12 -------------------------------------------------
+# Pydantic only accepts typing_extensions.TypedDict before 3.12, but users write
+# `from typing import TypedDict` all the time. Rebuild such classes (and TypedDicts
+# nested in their fields) as typing_extensions ones with the same keys and docs.
+
+_REBUILT: dict[Any, Any] = {}
+
+
+def _pydantic_ready(tp: Any) -> Any:
+    if sys.version_info >= (3, 12):
+        return tp
+    return _rebuild(tp)
+
+
+def _rebuild(tp: Any) -> Any:
+    if _is_stdlib_typeddict(tp):
+        return _rebuild_typeddict(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is None or not args:
+        return tp
+    new_args = tuple(_rebuild(a) for a in args)
+    if new_args == args:
+        return tp
+    if origin in (Union, types.UnionType):
+        return Union[new_args]  # noqa: UP007 - built dynamically from a tuple
+    return tp.copy_with(new_args) if hasattr(tp, "copy_with") else origin[new_args]
+
+
+def _is_stdlib_typeddict(tp: Any) -> bool:
+    return (
+        isinstance(tp, type)
+        and typing.is_typeddict(tp)
+        and type(tp) is not type(typing_extensions.TypedDict("_Probe", {}))
+    )
+
+
+def _rebuild_typeddict(tp: Any) -> Any:
+    if tp in _REBUILT:
+        return _REBUILT[tp]
+    hints = typing.get_type_hints(tp, include_extras=True)
+    fields: dict[str, Any] = {}
+    for key, hint in hints.items():
+        wrapper = typing_extensions.Required if key in tp.__required_keys__ else None
+        inner = _rebuild(_strip_required(hint))
+        fields[key] = wrapper[inner] if wrapper else typing_extensions.NotRequired[inner]
+    rebuilt = typing_extensions.TypedDict(tp.__name__, fields)  # type: ignore[operator]
+    rebuilt.__doc__ = tp.__doc__
+    rebuilt.__module__ = tp.__module__
+    _REBUILT[tp] = rebuilt
+    return rebuilt
+
+
+def _strip_required(hint: Any) -> Any:
+    if get_origin(hint) in (
+        typing.Required,
+        typing.NotRequired,
+        typing_extensions.Required,
+        typing_extensions.NotRequired,
+    ):
+        return get_args(hint)[0]
+    return hint

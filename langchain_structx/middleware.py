@@ -1,0 +1,263 @@
+"""Structured output for LangChain agents: a middleware and a drop-in `create_agent`.
+
+`StructuredOutputMiddleware` gives any `langchain.agents.create_agent` agent our
+strategies; `create_agent` is LangChain's own with that middleware added for you.
+
+Example:
+    >>> from pydantic import BaseModel
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_structx.testing import ScriptedChatModel
+    >>> class Contact(BaseModel):
+    ...     name: str
+    >>> model = ScriptedChatModel(responses=[AIMessage("", tool_calls=[
+    ...     {"name": "Contact", "args": {"name": "Ada"}, "id": "c1"}])])
+    >>> agent = create_agent(model, response_format=ToolStrategy(Contact))
+    >>> agent.invoke({"messages": [("user", "Ada here")]})["structured_response"]
+    Contact(name='Ada')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any
+
+from langchain.agents import create_agent as _langchain_create_agent
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    OmitFromInput,
+    PrivateStateAttr,
+    hook_config,
+)
+from langchain_core.messages import AIMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from langchain_structx import _engine
+from langchain_structx._plan import Plan, build_plan
+from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
+from langchain_structx.strategies import (
+    AutoStrategy,
+    PromptedStrategy,
+    ProviderStrategy,
+    ToolStrategy,
+)
+
+PROGRESS_KEY = "structx_progress"
+
+
+class StructuredAgentState(AgentState[Any]):
+    """Agent state with the keys our middleware writes.
+
+    `structured_response` is LangChain's key; `structured_response_kind` names the
+    variant it matched; `structured_output_report` says how it was obtained.
+    """
+
+    structured_response_kind: NotRequired[Annotated[str | None, OmitFromInput]]
+    structured_output_report: NotRequired[Annotated[StructuredReport | None, OmitFromInput]]
+    structx_progress: NotRequired[Annotated[_engine.Progress | None, PrivateStateAttr]]
+
+
+class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
+    """Adds reliable structured output to a LangChain agent.
+
+    Args:
+        response_format: One of our strategies, LangChain's `ToolStrategy`,
+            `ProviderStrategy` or `AutoStrategy`, or a bare schema (auto).
+
+    Example:
+        >>> from langchain.agents import create_agent as langchain_create_agent
+        >>> from langchain_structx.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(responses=['{"city": "Oslo"}'])
+        >>> schema = {"title": "City", "type": "object",
+        ...           "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        >>> agent = langchain_create_agent(
+        ...     model, middleware=[StructuredOutputMiddleware(PromptedStrategy(schema))])
+        >>> agent.invoke({"messages": [("user", "Where?")]})["structured_response"]
+        {'city': 'Oslo'}
+    """
+
+    state_schema = StructuredAgentState
+
+    def __init__(self, response_format: Any) -> None:
+        super().__init__()
+        self.plan: Plan = build_plan(response_format)
+        self.tools = []
+
+    def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Clear what an earlier turn left, so it never leaks into this one."""
+        return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None, PROGRESS_KEY: None}
+
+    async def abefore_agent(
+        self, state: StructuredAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any]:
+        """Async form of `before_agent`."""
+        return self.before_agent(state, runtime)
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(
+        self, state: StructuredAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """End the run once the answer is in and the tools called beside it have run."""
+        progress = state.get(PROGRESS_KEY)
+        if progress and progress.get("done"):
+            return {"jump_to": "end"}
+        return None
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(
+        self, state: StructuredAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async form of `before_model`."""
+        return self.before_model(state, runtime)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ExtendedModelResponse[Any]:
+        """Run the attempt loop around the model call."""
+
+        def call(step: _engine.CallModel) -> AIMessage:
+            return _ai_message(handler(_extend(request, step)))
+
+        return _respond(_engine.drive(self._loop(request), call))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ExtendedModelResponse[Any]:
+        """Async form of `wrap_model_call`."""
+
+        async def call(step: _engine.CallModel) -> AIMessage:
+            return _ai_message(await handler(_extend(request, step)))
+
+        return _respond(await _engine.adrive(self._loop(request), call))
+
+    def _loop(self, request: ModelRequest[Any]) -> Any:
+        state = request.state
+        progress = state.get(PROGRESS_KEY) if isinstance(state, dict) else None
+        return _engine.attempt_loop(
+            self.plan, model=request.model, state=state, progress=progress
+        )
+
+
+def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[Any]:
+    spec = step.spec
+    system = request.system_message
+    if spec.system_suffix:
+        base = system.text if system is not None else ""
+        system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
+    return request.override(
+        messages=_engine.with_history(request.messages, step),
+        tools=[*request.tools, *spec.tools],
+        tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
+        model_settings={**request.model_settings, **spec.model_settings},
+        system_message=system,
+        response_format=None,
+    )
+
+
+def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
+    if isinstance(response, AIMessage):
+        return response
+    for message in reversed(response.result):
+        if isinstance(message, AIMessage):
+            return message
+    raise TypeError("the model call returned no AI message")
+
+
+def _respond(result: _engine.RunResult) -> ExtendedModelResponse[Any]:
+    update: dict[str, Any] = {PROGRESS_KEY: result.progress}
+    if result.report is not None:
+        update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=result.messages, structured_response=result.value),
+        command=Command(update=update),
+    )
+
+
+def create_agent(
+    model: Any,
+    tools: Sequence[Any] | None = None,
+    *,
+    system_prompt: str | SystemMessage | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+    response_format: Any = None,
+    state_schema: type[AgentState[Any]] | None = None,
+    context_schema: type[Any] | None = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    interrupt_before: list[str] | None = None,
+    interrupt_after: list[str] | None = None,
+    debug: bool = False,
+    name: str | None = None,
+    cache: Any = None,
+    transformers: Sequence[Any] | None = None,
+) -> Any:
+    """Create an agent like `langchain.agents.create_agent`, with reliable structured output.
+
+    Takes exactly LangChain's arguments. `response_format` also accepts
+    `ToolStrategy`, `ProviderStrategy`, `PromptedStrategy` and `AutoStrategy` from
+    this package; a bare schema or Union means `AutoStrategy`. The final state has
+    `structured_response`, `structured_response_kind` and `structured_output_report`.
+
+    Args:
+        model: A chat model or an `init_chat_model` string.
+        tools: Tools the agent may call.
+        system_prompt: System prompt for every model call.
+        middleware: Further middleware; ours runs innermost, next to the model.
+        response_format: The structured-output strategy or schema, or None.
+        state_schema: Custom state schema.
+        context_schema: Runtime context schema.
+        checkpointer: Checkpointer for persistence.
+        store: Cross-thread store.
+        interrupt_before: Nodes to interrupt before.
+        interrupt_after: Nodes to interrupt after.
+        debug: Verbose graph logging.
+        name: Name of the graph and of the AI messages.
+        cache: Node cache.
+        transformers: Stream transformers, as in LangChain.
+
+    Returns:
+        The compiled agent graph.
+    """
+    stack = list(middleware)
+    if response_format is not None:
+        stack.append(StructuredOutputMiddleware(response_format))
+    extra: dict[str, Any] = {}
+    if transformers is not None:
+        extra["transformers"] = transformers
+    return _langchain_create_agent(
+        model,
+        tools,
+        system_prompt=system_prompt,
+        middleware=stack,
+        response_format=None,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        checkpointer=checkpointer,
+        store=store,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        name=name,
+        cache=cache,
+        **extra,
+    )
+
+
+__all__ = (
+    "AutoStrategy",
+    "PromptedStrategy",
+    "ProviderStrategy",
+    "StructuredAgentState",
+    "StructuredOutputMiddleware",
+    "ToolStrategy",
+    "create_agent",
+)

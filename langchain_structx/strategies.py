@@ -1,0 +1,233 @@
+"""How a structured answer is asked for: the four strategies and their options.
+
+Each strategy is a frozen value object. It says *what* to ask for and how to
+react to failures; the engine decides *how* to run it. The same object works in
+`create_agent`, in `StructuredOutputMiddleware` and in graph nodes.
+
+Example:
+    >>> from pydantic import BaseModel
+    >>> class Contact(BaseModel):
+    ...     name: str
+    >>> ToolStrategy(Contact, max_retries=1).max_retries
+    1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
+
+from typing_extensions import TypeVar
+
+from langchain_structx.errors import AttemptError, FailureKind, UserError
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage
+
+SchemaT = TypeVar("SchemaT", default=Any)
+
+StrategyName = Literal["provider", "tool", "prompted"]
+"""The concrete ways of asking a model for structured output."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorContext:
+    """What a `handle_errors` callable knows about a failed attempt.
+
+    Attributes:
+        error: The failure of this attempt.
+        attempt: Which attempt failed, counting from 1.
+        max_retries: How many retries the strategy allows in total.
+        ai_message: The model message that failed, if there was one.
+        variant_names: Names of the schemas the answer may take.
+        kind: What went wrong (validation, parse, truncation, ...).
+        strategy: The strategy that was running.
+        state: The agent or graph state at the time of the call.
+        previous_errors: Errors of the earlier attempts of this run, in order.
+    """
+
+    error: AttemptError
+    attempt: int
+    max_retries: int
+    ai_message: AIMessage | None
+    variant_names: tuple[str, ...]
+    kind: FailureKind
+    strategy: StrategyName
+    state: Mapping[str, Any] = field(default_factory=dict)
+    previous_errors: tuple[AttemptError, ...] = ()
+
+    @property
+    def retries_left(self) -> int:
+        """Retries still allowed after this one."""
+        return max(self.max_retries - self.attempt, 0)
+
+
+ErrorHandler: TypeAlias = (
+    "Callable[[Exception], str] | Callable[[Exception, ErrorContext], str | Awaitable[str]]"
+)
+
+HandleErrors: TypeAlias = (
+    "bool | str | type[Exception] | tuple[type[Exception], ...] | ErrorHandler"
+)
+"""Everything `handle_errors` accepts.
+
+- `True`: retry every failure with the default feedback message.
+- `False`: raise at the first failure.
+- `str`: retry with this text as the feedback.
+- an exception type or tuple: retry only those, with the default message.
+- `Callable[[Exception], str]`: the returned text is the feedback (LangChain's form).
+- `Callable[[Exception, ErrorContext], str]`, sync or async: the same, with context.
+
+A callable that raises stops the run with its exception.
+"""
+
+
+def _check_common(max_retries: int) -> None:
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise UserError(f"max_retries must be a whole number >= 0, got {max_retries!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStrategy(Generic[SchemaT]):
+    """Ask for the answer as a call to an artificial tool, one tool per schema.
+
+    Works with any model that can call tools. The tool choice is forced, so the
+    model must either call an ordinary tool or answer through one of ours.
+
+    Example:
+        >>> from typing_extensions import TypedDict
+        >>> class Event(TypedDict):
+        ...     title: str
+        >>> ToolStrategy(Event, tool_message_content="Saved.").tool_message_content
+        'Saved.'
+    """
+
+    schema: Any
+    """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
+    _: KW_ONLY
+    tool_message_content: str | None = None
+    """Text of the tool message that answers the structured call; by default it
+    repeats the structured response."""
+    handle_errors: HandleErrors = True
+    """What to do when an attempt fails; see `HandleErrors`."""
+    max_retries: int = 3
+    """Retries allowed after the first attempt; the run never loops beyond this."""
+    coerce: bool = True
+    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+
+    def __post_init__(self) -> None:
+        _check_common(self.max_retries)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderStrategy(Generic[SchemaT]):
+    """Ask for the answer through the provider's native JSON-schema output.
+
+    Unions travel inside an envelope object whose `kind` names the variant; the
+    caller only ever sees the variant. Fenced or sloppy JSON is repaired locally.
+
+    Example:
+        >>> ProviderStrategy({"title": "Tag", "type": "object"}, strict=True).strict
+        True
+    """
+
+    schema: Any
+    """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
+    _: KW_ONLY
+    strict: bool | None = None
+    """Ask the provider for strict schema adherence, rewriting the schema into its
+    strict dialect; None leaves the provider's default."""
+    handle_errors: HandleErrors = True
+    """What to do when an attempt fails; see `HandleErrors`."""
+    max_retries: int = 3
+    """Retries allowed after the first attempt."""
+    coerce: bool = True
+    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+
+    def __post_init__(self) -> None:
+        _check_common(self.max_retries)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptedStrategy(Generic[SchemaT]):
+    """Describe the schema in the system prompt and parse the reply leniently.
+
+    For models with neither native structured output nor tool calling.
+
+    Example:
+        >>> PromptedStrategy({"title": "Tag", "type": "object"}, json_mode=True).json_mode
+        True
+    """
+
+    schema: Any
+    """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
+    _: KW_ONLY
+    json_mode: bool = False
+    """Also ask for the provider's JSON mode (`{"type": "json_object"}`)."""
+    handle_errors: HandleErrors = True
+    """What to do when an attempt fails; see `HandleErrors`."""
+    max_retries: int = 3
+    """Retries allowed after the first attempt."""
+    coerce: bool = True
+    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+
+    def __post_init__(self) -> None:
+        _check_common(self.max_retries)
+
+
+@dataclass(frozen=True, slots=True)
+class AutoStrategy(Generic[SchemaT]):
+    """Pick provider, tool or prompted output from what the model supports.
+
+    Provider output when the model's profile (or its name) says it has native
+    structured output, else tools when it can call tools, else a prompt. When the
+    provider rejects a request at run time, the next strategy is tried in the same
+    run and remembered for that model.
+
+    Example:
+        >>> AutoStrategy({"title": "Tag", "type": "object"}).order
+        ('provider', 'tool', 'prompted')
+    """
+
+    schema: Any
+    """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
+    _: KW_ONLY
+    handle_errors: HandleErrors = True
+    """What to do when an attempt fails; see `HandleErrors`."""
+    max_retries: int = 3
+    """Retries allowed after the first attempt."""
+    strict: bool | None = None
+    """Passed to the provider strategy when it is chosen."""
+    tool_message_content: str | None = None
+    """Passed to the tool strategy when it is chosen."""
+    json_mode: bool = False
+    """Passed to the prompted strategy when it is chosen."""
+    coerce: bool = True
+    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+    order: tuple[StrategyName, ...] = ("provider", "tool", "prompted")
+    """Preference order among the strategies the model supports."""
+
+    def __post_init__(self) -> None:
+        _check_common(self.max_retries)
+        unknown = set(self.order) - {"provider", "tool", "prompted"}
+        if unknown or not self.order:
+            raise UserError(f"order must name provider, tool or prompted; got {self.order!r}")
+
+
+Strategy: TypeAlias = (
+    "ToolStrategy[Any] | ProviderStrategy[Any] | PromptedStrategy[Any] | AutoStrategy[Any]"
+)
+"""Any of the four strategies."""
+
+__all__ = (
+    "AutoStrategy",
+    "ErrorContext",
+    "ErrorHandler",
+    "HandleErrors",
+    "PromptedStrategy",
+    "ProviderStrategy",
+    "Strategy",
+    "StrategyName",
+    "ToolStrategy",
+)
