@@ -52,6 +52,7 @@ class CallModel:
 
     spec: CallSpec
     history: tuple[BaseMessage, ...]
+    attempt: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,8 @@ def attempt_loop(
     while True:
         strategy = order[0]
         try:
-            message = yield CallModel(plan.call_spec(strategy), tuple(run.history))
+            spec = plan.call_spec(strategy)
+            message = yield CallModel(spec, tuple(run.history), run.progress["attempts"] + 1)
         except Exception as exc:
             if not (plan.auto and len(order) > 1 and caps.is_rejection(exc, strategy)):
                 raise

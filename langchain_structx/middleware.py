@@ -37,7 +37,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from langchain_structx import _engine
+from langchain_structx import _engine, streaming
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
 from langchain_structx.strategies import (
@@ -122,10 +122,14 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
     ) -> ExtendedModelResponse[Any]:
         """Run the attempt loop around the model call."""
 
-        def call(step: _engine.CallModel) -> AIMessage:
-            return _ai_message(handler(_extend(request, step)))
+        sink = streaming.EventSink()
 
-        return _respond(_engine.drive(self._loop(request), call))
+        def call(step: _engine.CallModel) -> AIMessage:
+            return streaming.watched(
+                sink, self.plan, step, lambda: _ai_message(handler(_extend(request, step)))
+            )
+
+        return _respond(_engine.drive(self._loop(request), call), sink)
 
     async def awrap_model_call(
         self,
@@ -134,10 +138,17 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
     ) -> ExtendedModelResponse[Any]:
         """Async form of `wrap_model_call`."""
 
-        async def call(step: _engine.CallModel) -> AIMessage:
-            return _ai_message(await handler(_extend(request, step)))
+        sink = streaming.EventSink()
 
-        return _respond(await _engine.adrive(self._loop(request), call))
+        async def call(step: _engine.CallModel) -> AIMessage:
+            async def once() -> AIMessage:
+                return _ai_message(await handler(_extend(request, step)))
+
+            return await streaming.awatched(sink, self.plan, step, once)
+
+        response = _respond(await _engine.adrive(self._loop(request), call), sink)
+        await sink.flush()
+        return response
 
     def _loop(self, request: ModelRequest[Any]) -> Any:
         state = request.state
@@ -172,10 +183,17 @@ def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
     raise TypeError("the model call returned no AI message")
 
 
-def _respond(result: _engine.RunResult) -> ExtendedModelResponse[Any]:
+def _respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedModelResponse[Any]:
     update: dict[str, Any] = {PROGRESS_KEY: result.progress}
     if result.report is not None:
         update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
+        if sink.active:
+            report = result.report
+            sink(
+                streaming.final_event(
+                    report["variant"], result.value, report["strategy"], report["attempts"]
+                )
+            )
     return ExtendedModelResponse(
         model_response=ModelResponse(result=result.messages, structured_response=result.value),
         command=Command(update=update),

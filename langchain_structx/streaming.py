@@ -1,0 +1,335 @@
+"""Partial structured objects while the model streams.
+
+While a structured-output call streams, each growth of the answer becomes an
+event on LangGraph's custom stream (`stream_mode="custom"`) and, in
+`astream_events`, an `on_custom_event` named `structured_output`. Every event is
+a plain dict (`StructuredOutputEvent`):
+
+```python
+{"type": "structured_output", "phase": "partial", "kind": "Contact",
+ "value": {"name": "Ada Lov"}, "strategy": "tool", "attempt": 1}
+```
+
+- `phase` is `"partial"` while streaming and `"final"` once, for the validated
+  object; the final `value` is the same object as `structured_response`.
+- `kind` is the variant's name once it is known (a tool name, or the envelope's
+  `kind` for unions), else None.
+- Within one attempt, partial values only grow: keys and list items are added,
+  strings get longer, nothing is taken away. A retry starts a new `attempt`.
+
+The cost stays linear in the size of the answer: the text is re-read with
+pydantic-core's partial JSON reader only when it has grown by half since the
+last read (and at least `MIN_STEP` characters), so the total work is a small
+multiple of one full parse however many chunks arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Literal
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
+from pydantic_core import from_json
+from typing_extensions import TypedDict
+
+from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx.strategies import StrategyName
+
+EVENT_NAME = "structured_output"
+"""Name of the custom event in `astream_events`, and `type` of every event."""
+MIN_STEP = 16
+"""Fewest new characters before the partial answer is read again."""
+_GROWTH = 0.5
+_NUMBER_TAIL = frozenset("0123456789+-.eE")
+
+
+class StructuredOutputEvent(TypedDict):
+    """One partial or final structured-output event."""
+
+    type: Literal["structured_output"]
+    phase: Literal["partial", "final"]
+    kind: str | None
+    value: Any
+    strategy: str
+    attempt: int
+
+
+Emit = Callable[[StructuredOutputEvent], None]
+
+
+def partial_value(text: str) -> Any:
+    """Best-effort value of a JSON prefix, holding only what can no longer change.
+
+    Leading prose or a code fence is skipped. A number at the very end is left
+    out, since more digits may follow.
+
+    Example:
+        >>> partial_value('Sure: {"name": "Ad')
+        {'name': 'Ad'}
+        >>> partial_value('{"n": 12')
+        {}
+    """
+    start = _json_start(text)
+    if start < 0:
+        return None
+    body = text[start:].rstrip()
+    while body and body[-1] in _NUMBER_TAIL:
+        body = body[:-1]
+    try:
+        return from_json(body, allow_partial="trailing-strings")
+    except ValueError:
+        return None
+
+
+def _json_start(text: str) -> int:
+    positions = [p for p in (text.find("{"), text.find("[")) if p >= 0]
+    return min(positions) if positions else -1
+
+
+class _Buffer:
+    """Accumulates one stream of text and decides when to read it again."""
+
+    __slots__ = ("_parts", "_size", "_read_at", "last")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._read_at = 0
+        self.last: Any = None
+
+    def add(self, piece: str) -> bool:
+        """Add text; True when it has grown enough to be read again."""
+        self._parts.append(piece)
+        self._size += len(piece)
+        step = max(MIN_STEP, int(self._read_at * _GROWTH))
+        return self._size - self._read_at >= step
+
+    def read(self) -> Any:
+        text = "".join(self._parts)
+        self._parts = [text]
+        self._read_at = self._size
+        return partial_value(text)
+
+
+class PartialTracker:
+    """Turns the chunks of one model call into partial-object events.
+
+    Args:
+        plan: The response format's plan.
+        strategy: The strategy of this call.
+        attempt: The attempt number of this call.
+        emit: Where events go.
+    """
+
+    def __init__(self, plan: Plan, strategy: StrategyName, attempt: int, emit: Emit) -> None:
+        self._plan = plan
+        self._strategy = strategy
+        self._attempt = attempt
+        self._emit = emit
+        self._buffers: dict[int, _Buffer] = {}
+        self._names: dict[int, str] = {}
+
+    def feed(self, chunk: AIMessageChunk) -> None:
+        """Take one streamed chunk."""
+        if self._strategy == "tool":
+            self._feed_tool_chunks(chunk)
+        elif isinstance(chunk.content, str) and chunk.content:
+            self._grow(-1, chunk.content, None)
+        elif chunk.content:
+            self._grow(-1, chunk.text, None)
+
+    def _feed_tool_chunks(self, chunk: AIMessageChunk) -> None:
+        for part in chunk.tool_call_chunks:
+            index = part.get("index") or 0
+            if part.get("name"):
+                self._names[index] = str(part["name"])
+            name = self._names.get(index)
+            if name in self._plan.tool_names and part.get("args"):
+                self._grow(index, str(part["args"]), name)
+
+    def _grow(self, key: int, text: str, kind: str | None) -> None:
+        buffer = self._buffers.setdefault(key, _Buffer())
+        if not text or not buffer.add(text):
+            return
+        value = buffer.read()
+        if value is None or value == buffer.last:
+            return
+        buffer.last = value
+        if kind is None and self._plan.schemas.is_union:
+            kind, value = self._unwrap(value)
+        elif kind is None:
+            kind = self._plan.schemas.variants[0].name
+        self._emit(_event("partial", kind, value, self._strategy, self._attempt))
+
+    def _unwrap(self, value: Any) -> tuple[str | None, Any]:
+        if not isinstance(value, dict):
+            return None, value
+        kind = value.get(ENVELOPE_KIND)
+        known = kind if kind in self._plan.schemas.names and ENVELOPE_DATA in value else None
+        return known, value.get(ENVELOPE_DATA, {})
+
+
+def _event(
+    phase: Literal["partial", "final"], kind: str | None, value: Any, strategy: str, attempt: int
+) -> StructuredOutputEvent:
+    return {
+        "type": EVENT_NAME,
+        "phase": phase,
+        "kind": kind,
+        "value": value,
+        "strategy": strategy,
+        "attempt": attempt,
+    }
+
+
+def final_event(kind: str, value: Any, strategy: str, attempt: int) -> StructuredOutputEvent:
+    """The event that carries the validated object."""
+    return _event("final", kind, value, strategy, attempt)
+
+
+class _Observer(BaseCallbackHandler):
+    """Receives streamed tokens of the model call it is attached to."""
+
+    run_inline = True
+
+    def __init__(self, tracker: PartialTracker) -> None:
+        self._tracker = tracker
+
+    def on_llm_new_token(
+        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if isinstance(chunk, ChatGenerationChunk) and isinstance(chunk.message, AIMessageChunk):
+            self._tracker.feed(chunk.message)
+
+
+class _StreamingObserver(_Observer):
+    """An observer that also makes the model stream (LangChain checks for these hooks)."""
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
+        return output
+
+
+@contextlib.contextmanager
+def observe(tracker: PartialTracker, *, force_streaming: bool) -> Iterator[None]:
+    """Attach a token observer to model calls made inside this block.
+
+    The observer is added to the callbacks of the current runnable context, which
+    is where a model call made without an explicit config takes its callbacks.
+    """
+    observer = _StreamingObserver(tracker) if force_streaming else _Observer(tracker)
+    config = dict(var_child_runnable_config.get() or {})
+    callbacks = config.get("callbacks")
+    if callbacks is None or isinstance(callbacks, list):
+        config["callbacks"] = [*(callbacks or []), observer]
+    else:
+        manager = callbacks.copy()
+        manager.add_handler(observer, inherit=True)
+        config["callbacks"] = manager
+    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def _streams_events(config: Any) -> bool:
+    # astream_events attaches a streaming handler; without one nobody listens.
+    callbacks = config.get("callbacks")
+    handlers = getattr(callbacks, "handlers", None) or []
+    return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
+
+
+def custom_stream_writer() -> Callable[[Any], None] | None:
+    """LangGraph's stream writer when the caller streams with mode "custom", else None."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except (RuntimeError, KeyError):
+        return None
+    # LangGraph hands out a do-nothing writer when "custom" is not being streamed;
+    # its body is empty, and forcing the model to stream for it would be waste.
+    code = getattr(writer, "__code__", None)
+    if code is None or not code.co_names:
+        return None
+    return writer
+
+
+class EventSink:
+    """Sends events to the custom stream and, in async runs, to `astream_events`."""
+
+    def __init__(self) -> None:
+        self.writer = custom_stream_writer()
+        config = var_child_runnable_config.get()
+        self._config = config if config and _streams_events(config) else None
+        self._pending: list[asyncio.Task[Any]] = []
+
+    @property
+    def wants_streaming(self) -> bool:
+        """Whether someone consumes partial objects, so the model should stream."""
+        return self.writer is not None
+
+    @property
+    def active(self) -> bool:
+        """Whether any event has a consumer at all."""
+        return self.writer is not None or self._config is not None
+
+    def __call__(self, event: StructuredOutputEvent) -> None:
+        if self.writer is not None:
+            self.writer(event)
+        self._dispatch(event)
+
+    def _dispatch(self, event: StructuredOutputEvent) -> None:
+        if self._config is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        from langchain_core.callbacks.manager import adispatch_custom_event
+
+        # Tasks start in creation order, so events keep their order.
+        self._pending.append(
+            loop.create_task(adispatch_custom_event(EVENT_NAME, event, config=self._config))
+        )
+
+    async def flush(self) -> None:
+        """Wait until every dispatched event has been delivered."""
+        pending, self._pending = self._pending, []
+        for task in pending:
+            with contextlib.suppress(Exception):
+                await task
+
+
+def watched(
+    sink: EventSink, plan: Plan, step: Any, call: Callable[[], AIMessage]
+) -> AIMessage:
+    """Make one model call, turning its stream into partial events when anyone listens."""
+    if not sink.active:
+        return call()
+    tracker = PartialTracker(plan, step.spec.strategy, step.attempt, sink)
+    with observe(tracker, force_streaming=sink.wants_streaming):
+        return call()
+
+
+async def awatched(
+    sink: EventSink, plan: Plan, step: Any, call: Callable[[], Awaitable[AIMessage]]
+) -> AIMessage:
+    """Async form of `watched`."""
+    if not sink.active:
+        return await call()
+    tracker = PartialTracker(plan, step.spec.strategy, step.attempt, sink)
+    with observe(tracker, force_streaming=sink.wants_streaming):
+        message = await call()
+    await sink.flush()
+    return message
