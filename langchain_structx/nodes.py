@@ -1,0 +1,324 @@
+"""Structured output as parts of any LangGraph `StateGraph`.
+
+`structured_output_node` builds a node that reads the conversation from the state,
+runs the same engine as our agents (strategies, retries, `handle_errors`,
+fallbacks, streaming) and writes `structured_response`,
+`structured_response_kind` and `structured_output_report`. `route_by_kind` is a
+conditional-edge router from the variant's name to a node.
+
+Example:
+    >>> from typing import Any
+    >>> from langchain_core.messages import AIMessage
+    >>> from langgraph.graph import START, MessagesState, StateGraph
+    >>> from langchain_structx.testing import ScriptedChatModel
+    >>> class State(MessagesState):
+    ...     structured_response: Any
+    ...     structured_response_kind: str | None
+    >>> model = ScriptedChatModel(responses=['{"city": "Oslo"}'])
+    >>> schema = {"title": "City", "type": "object", "properties": {"city": {"type": "string"}}}
+    >>> graph = StateGraph(State)
+    >>> _ = graph.add_node("extract", structured_output_node(model, PromptedStrategy(schema)))
+    >>> _ = graph.add_edge(START, "extract")
+    >>> graph.compile().invoke({"messages": [("user", "Oslo!")]})["structured_response"]
+    {'city': 'Oslo'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.types import Command
+
+from langchain_structx import _engine, streaming
+from langchain_structx._plan import CallSpec, Plan, build_plan
+from langchain_structx._schema import normalize
+from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
+from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
+from langchain_structx.strategies import (
+    AutoStrategy,
+    PromptedStrategy,
+    ProviderStrategy,
+    ToolStrategy,
+)
+
+
+class StructuredOutputNode:
+    """A graph node that turns the conversation into a validated object.
+
+    Build it with `structured_output_node`. It is callable with the state (sync)
+    and has `ainvoke`-friendly async support through `acall`; `as_runnable()`
+    gives a `Runnable` with both.
+
+    Attributes:
+        plan: The response format's plan.
+        variant_names: Names of the variants the answer may take.
+        routes: Variant name to node name, when the node routes by itself.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        plan: Plan,
+        *,
+        messages_key: str,
+        system_prompt: str | None,
+        routes: Mapping[str, str] | None,
+        record_messages: bool,
+    ) -> None:
+        self.model = model
+        self.plan = plan
+        self.messages_key = messages_key
+        self.system_prompt = system_prompt
+        self.routes = dict(routes) if routes is not None else None
+        self.record_messages = record_messages
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """Names of the variants the answer may take."""
+        return self.plan.schemas.names
+
+    def __call__(self, state: Any) -> dict[str, Any] | Command[Any]:
+        """Run the node synchronously."""
+        messages = self._messages(state)
+        sink = streaming.EventSink()
+
+        def call(step: _engine.CallModel) -> AIMessage:
+            bound, prompt = self._request(step, messages)
+            return streaming.watched(sink, self.plan, step, lambda: bound.invoke(prompt))
+
+        return self._update(_engine.drive(self._loop(state), call), sink)
+
+    async def acall(self, state: Any) -> dict[str, Any] | Command[Any]:
+        """Run the node asynchronously."""
+        messages = self._messages(state)
+        sink = streaming.EventSink()
+
+        async def call(step: _engine.CallModel) -> AIMessage:
+            bound, prompt = self._request(step, messages)
+
+            async def once() -> AIMessage:
+                return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
+
+            return await streaming.awatched(sink, self.plan, step, once)
+
+        update = self._update(await _engine.adrive(self._loop(state), call), sink)
+        await sink.flush()
+        return update
+
+    def as_runnable(self) -> Runnable[Any, Any]:
+        """This node as a `Runnable` with sync and async paths."""
+        return RunnableLambda(self.__call__, afunc=self.acall, name="structured_output")
+
+    def _loop(self, state: Any) -> Any:
+        mapping = state if isinstance(state, Mapping) else _as_mapping(state)
+        return _engine.attempt_loop(self.plan, model=self.model, state=mapping)
+
+    def _messages(self, state: Any) -> list[BaseMessage]:
+        if isinstance(state, Mapping):
+            found = state.get(self.messages_key)
+        else:
+            found = getattr(state, self.messages_key, None)
+        if found is None:
+            raise KeyError(f"the state has no {self.messages_key!r} key to read messages from")
+        return list(found)
+
+    def _request(
+        self, step: _engine.CallModel, messages: Sequence[BaseMessage]
+    ) -> tuple[Runnable[Any, Any], list[BaseMessage]]:
+        return _bind(self.model, step.spec), self._prompt(step, messages)
+
+    def _prompt(self, step: _engine.CallModel, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        parts = [p for p in (self.system_prompt, step.spec.system_suffix) if p]
+        head: list[BaseMessage] = [SystemMessage("\n\n".join(parts))] if parts else []
+        return [*head, *_engine.with_history(messages, step)]
+
+    def _update(
+        self, result: _engine.RunResult, sink: streaming.EventSink
+    ) -> dict[str, Any] | Command[Any]:
+        if result.report is None:
+            error = MissingOutputError(
+                "The model called tools that this node does not have.",
+                ai_message=_last_ai(result.messages),
+            )
+            raise StructuredOutputRetryError([error], ai_message=error.ai_message, usage=None)
+        if sink.active:
+            report = result.report
+            event = streaming.final_event(
+                report["variant"], result.value, report["strategy"], report["attempts"]
+            )
+            sink(event)
+        update: dict[str, Any] = {
+            RESPONSE_KEY: result.value,
+            KIND_KEY: result.variant,
+            REPORT_KEY: result.report,
+        }
+        if self.record_messages:
+            update[self.messages_key] = result.messages
+        if self.routes is None:
+            return update
+        return Command(update=update, goto=self.routes[str(result.variant)])
+
+
+def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
+    if spec.tools:
+        return model.bind_tools(
+            list(spec.tools), tool_choice=spec.tool_choice, **dict(spec.model_settings)
+        )
+    if spec.model_settings:
+        return model.bind(**dict(spec.model_settings))
+    return model
+
+
+def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message
+    return None
+
+
+def _as_mapping(state: Any) -> Mapping[str, Any]:
+    dump = getattr(state, "model_dump", None)
+    if callable(dump):
+        return dict(dump())
+    return dict(vars(state)) if hasattr(state, "__dict__") else {}
+
+
+def structured_output_node(
+    model: BaseChatModel | str,
+    response_format: Any,
+    *,
+    messages_key: str = "messages",
+    system_prompt: str | None = None,
+    routes: Mapping[str, str] | None = None,
+    record_messages: bool = True,
+) -> StructuredOutputNode:
+    """Build a graph node that produces a validated structured response.
+
+    Args:
+        model: A chat model or an `init_chat_model` string such as
+            `"openai:gpt-4.1-mini"`.
+        response_format: A strategy or a bare schema (meaning `AutoStrategy`).
+        messages_key: State key holding the conversation.
+        system_prompt: Optional system prompt placed before the conversation.
+        routes: Variant name to node name; the node then returns
+            `Command(goto=...)`. Every variant needs a route.
+        record_messages: Whether the model's messages (retries included) are
+            appended to `messages_key`.
+
+    Returns:
+        The node; add it with `graph.add_node(name, node)` (when `routes` is set,
+        pass `destinations=tuple(routes.values())` for a drawable graph).
+
+    Raises:
+        RouteError: When `routes` misses a variant or names an unknown one.
+    """
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        model = init_chat_model(model)
+    plan = build_plan(response_format)
+    if routes is not None:
+        check_routes(plan.schemas.names, routes)
+    return StructuredOutputNode(
+        model,
+        plan,
+        messages_key=messages_key,
+        system_prompt=system_prompt,
+        routes=routes,
+        record_messages=record_messages,
+    )
+
+
+def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
+    """Check that every variant has a route and every route a variant.
+
+    Raises:
+        RouteError: Naming the variants without a route, or the unknown names.
+    """
+    missing = [n for n in names if n not in routes]
+    if missing:
+        raise RouteError(f"No route for variant(s) {', '.join(missing)}; add them to routes.")
+    unknown = [n for n in routes if n not in names]
+    if unknown:
+        raise RouteError(
+            f"Route(s) for unknown variant(s) {', '.join(unknown)}; known: {', '.join(names)}."
+        )
+
+
+class KindRouter:
+    """A conditional-edge router from `structured_response_kind` to a node.
+
+    Attributes:
+        routes: Variant name to node name.
+        default: Node for states without a known kind, or None to raise.
+    """
+
+    def __init__(self, routes: Mapping[str, str], default: str | None) -> None:
+        self.routes = dict(routes)
+        self.default = default
+
+    @property
+    def destinations(self) -> list[str]:
+        """Every node this router may go to; pass it as `path_map`."""
+        found = list(dict.fromkeys(self.routes.values()))
+        return [*found, self.default] if self.default and self.default not in found else found
+
+    def __call__(self, state: Any) -> str:
+        """Pick the next node for `state`."""
+        if isinstance(state, Mapping):
+            kind = state.get(KIND_KEY)
+        else:
+            kind = getattr(state, KIND_KEY, None)
+        if kind in self.routes:
+            return self.routes[kind]
+        if self.default is not None:
+            return self.default
+        raise RouteError(f"No route for structured_response_kind {kind!r}.")
+
+
+def route_by_kind(
+    routes: Mapping[str, str], *, schema: Any = None, default: str | None = None
+) -> KindRouter:
+    """A router for `add_conditional_edges` that follows the variant's name.
+
+    Args:
+        routes: Variant name to node name.
+        schema: The node, strategy or schema whose variants must all be routed;
+            given it, a missing route is an error now, not at run time.
+        default: Node for an unknown kind; without it an unknown kind raises.
+
+    Returns:
+        The router; use `graph.add_conditional_edges(src, router, router.destinations)`.
+
+    Raises:
+        RouteError: When `schema` has a variant without a route, or vice versa.
+
+    Example:
+        >>> router = route_by_kind({"Contact": "save", "Event": "plan"})
+        >>> router({"structured_response_kind": "Event"})
+        'plan'
+    """
+    if schema is not None:
+        check_routes(_names_of(schema), routes)
+    return KindRouter(routes, default)
+
+
+def _names_of(schema: Any) -> tuple[str, ...]:
+    if isinstance(schema, StructuredOutputNode):
+        return schema.variant_names
+    if isinstance(schema, (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)):
+        return normalize(schema.schema).names
+    return normalize(schema).names
+
+
+__all__ = (
+    "KindRouter",
+    "StructuredOutputNode",
+    "check_routes",
+    "route_by_kind",
+    "structured_output_node",
+)
