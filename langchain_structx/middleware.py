@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
 from langchain.agents import create_agent as _langchain_create_agent
 from langchain.agents.middleware.types import (
@@ -87,6 +87,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         super().__init__()
         self.plan: Plan = build_plan(response_format)
         self.tools = []
+        self.state_schema = typed_state_schema(StructuredAgentState, self.plan)
 
     def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Clear what an earlier turn left, so it never leaks into this one."""
@@ -156,6 +157,27 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         return _engine.attempt_loop(
             self.plan, model=request.model, state=state, progress=progress
         )
+
+
+TYPES_KEY = "structx_response_types"
+
+
+def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
+    """A subclass of `base` whose private `structx_response_types` key names our types.
+
+    LangGraph builds its checkpoint allowlist (under `LANGGRAPH_STRICT_MSGPACK`)
+    from the types in the state schema. The key is never written; declaring it is
+    what lets Pydantic models and dataclasses in `structured_response` survive a
+    checkpoint round trip with no configuration.
+    """
+    classes = tuple(
+        v.source for v in plan.schemas.variants if v.kind in ("pydantic", "dataclass")
+    )
+    if not classes:
+        return base
+    annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007
+    namespace = {"__annotations__": {TYPES_KEY: annotation}, "__module__": base.__module__}
+    return type(base)(base.__name__, (base,), namespace)  # type: ignore[no-any-return]
 
 
 def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[Any]:
