@@ -324,9 +324,7 @@ def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> Run
             error = exc
 
 
-async def adrive(
-    loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller
-) -> RunResult:
+async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller) -> RunResult:
     """Run the loop asynchronously."""
     send: Any = None
     error: BaseException | None = None

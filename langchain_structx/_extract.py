@@ -169,7 +169,9 @@ def _from_text(plan: Plan, message: AIMessage) -> Found | Failed:
         if is_truncated(message):
             return Failed(TruncatedOutputError("The answer was cut off.", ai_message=message))
         return Failed(
-            MissingOutputError("The answer was empty; reply with the JSON object.", ai_message=message)
+            MissingOutputError(
+                "The answer was empty; reply with the JSON object.", ai_message=message
+            )
         )
     try:
         parsed = parse_json(text)

@@ -115,15 +115,13 @@ def render_schema(name: str, schema: Mapping[str, Any]) -> str:
         One block per definition, then the shape itself.
 
     Example:
-        >>> print(render_schema("Point", {"type": "object", "properties": {"x": {"type": "integer"}},
-        ...                               "required": ["x"]}))
+        >>> point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+        >>> print(render_schema("Point", point))
         Point {
           x: integer
         }
     """
-    blocks = [
-        f"{def_name} {render_type(sub)}" for def_name, sub in _definitions(schema).items()
-    ]
+    blocks = [f"{def_name} {render_type(sub)}" for def_name, sub in _definitions(schema).items()]
     body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
     blocks.append(f"{name} {render_type(body)}")
     return "\n".join(blocks)

@@ -119,6 +119,7 @@ def normalize(schema: Any, *, name: str | None = None) -> SchemaSet:
         ('Point',)
     """
     members = list(_flatten(schema))
+    variants: tuple[Variant, ...]
     if len(members) == 1:
         variants = (_variant(members[0], name),)
     else:
@@ -312,12 +313,15 @@ def _rebuild(tp: Any) -> Any:
     return tp.copy_with(new_args) if hasattr(tp, "copy_with") else origin[new_args]
 
 
+class _Probe(typing_extensions.TypedDict):
+    pass
+
+
+_EXTENSIONS_META = type(_Probe)
+
+
 def _is_stdlib_typeddict(tp: Any) -> bool:
-    return (
-        isinstance(tp, type)
-        and typing.is_typeddict(tp)
-        and type(tp) is not type(typing_extensions.TypedDict("_Probe", {}))
-    )
+    return isinstance(tp, type) and typing.is_typeddict(tp) and type(tp) is not _EXTENSIONS_META
 
 
 def _rebuild_typeddict(tp: Any) -> Any:
@@ -326,10 +330,12 @@ def _rebuild_typeddict(tp: Any) -> Any:
     hints = typing.get_type_hints(tp, include_extras=True)
     fields: dict[str, Any] = {}
     for key, hint in hints.items():
-        wrapper = typing_extensions.Required if key in tp.__required_keys__ else None
         inner = _rebuild(_strip_required(hint))
-        fields[key] = wrapper[inner] if wrapper else typing_extensions.NotRequired[inner]
-    rebuilt = typing_extensions.TypedDict(tp.__name__, fields)  # type: ignore[operator]
+        if key in tp.__required_keys__:
+            fields[key] = typing_extensions.Required[inner]
+        else:
+            fields[key] = typing_extensions.NotRequired[inner]
+    rebuilt = typing_extensions.TypedDict(tp.__name__, fields)  # type: ignore[misc]
     rebuilt.__doc__ = tp.__doc__
     rebuilt.__module__ = tp.__module__
     _REBUILT[tp] = rebuilt

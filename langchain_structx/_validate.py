@@ -98,8 +98,9 @@ def _error_order(error: JSONSchemaValidationError) -> tuple[int, str]:
 
 
 def _message(error: JSONSchemaValidationError) -> str:
+    message = str(error.message)
     if error.validator == "required":
-        return error.message.replace(" is a required property", " is required but missing")
+        return message.replace(" is a required property", " is required but missing")
     if error.validator == "additionalProperties":
-        return error.message.replace("were unexpected", "are not allowed")
-    return error.message
+        return message.replace("were unexpected", "are not allowed")
+    return message

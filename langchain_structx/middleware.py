@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, NotRequired, Union, cast
 
 from langchain.agents import create_agent as _langchain_create_agent
 from langchain.agents.middleware.types import (
@@ -32,10 +32,9 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     hook_config,
 )
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from langchain_structx import _engine, streaming
 from langchain_structx._plan import Plan, build_plan
@@ -104,7 +103,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         self, state: StructuredAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """End the run once the answer is in and the tools called beside it have run."""
-        progress = state.get(PROGRESS_KEY)
+        progress = state.get("structx_progress")
         if progress and progress.get("done"):
             return {"jump_to": "end"}
         return None
@@ -122,7 +121,6 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
         """Run the attempt loop around the model call."""
-
         sink = streaming.EventSink()
 
         def call(step: _engine.CallModel) -> AIMessage:
@@ -138,7 +136,6 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
         """Async form of `wrap_model_call`."""
-
         sink = streaming.EventSink()
 
         async def call(step: _engine.CallModel) -> AIMessage:
@@ -152,11 +149,9 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         return response
 
     def _loop(self, request: ModelRequest[Any]) -> Any:
-        state = request.state
-        progress = state.get(PROGRESS_KEY) if isinstance(state, dict) else None
-        return _engine.attempt_loop(
-            self.plan, model=request.model, state=state, progress=progress
-        )
+        state: dict[str, Any] = dict(request.state)
+        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
+        return _engine.attempt_loop(self.plan, model=request.model, state=state, progress=progress)
 
 
 TYPES_KEY = "structx_response_types"
@@ -170,14 +165,13 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
     what lets Pydantic models and dataclasses in `structured_response` survive a
     checkpoint round trip with no configuration.
     """
-    classes = tuple(
-        v.source for v in plan.schemas.variants if v.kind in ("pydantic", "dataclass")
-    )
+    classes = tuple(v.source for v in plan.schemas.variants if v.kind in ("pydantic", "dataclass"))
     if not classes:
         return base
     annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007
     namespace = {"__annotations__": {TYPES_KEY: annotation}, "__module__": base.__module__}
-    return type(base)(base.__name__, (base,), namespace)  # type: ignore[no-any-return]
+    metaclass: Any = type(base)
+    return cast("type[Any]", metaclass(base.__name__, (base,), namespace))
 
 
 def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[Any]:
@@ -187,7 +181,7 @@ def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest
         base = system.text if system is not None else ""
         system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
     return request.override(
-        messages=_engine.with_history(request.messages, step),
+        messages=cast("list[AnyMessage]", _engine.with_history(request.messages, step)),
         tools=[*request.tools, *spec.tools],
         tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
         model_settings={**request.model_settings, **spec.model_settings},

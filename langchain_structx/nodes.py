@@ -131,7 +131,9 @@ class StructuredOutputNode:
     ) -> tuple[Runnable[Any, Any], list[BaseMessage]]:
         return _bind(self.model, step.spec), self._prompt(step, messages)
 
-    def _prompt(self, step: _engine.CallModel, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def _prompt(
+        self, step: _engine.CallModel, messages: Sequence[BaseMessage]
+    ) -> list[BaseMessage]:
         parts = [p for p in (self.system_prompt, step.spec.system_suffix) if p]
         head: list[BaseMessage] = [SystemMessage("\n\n".join(parts))] if parts else []
         return [*head, *_engine.with_history(messages, step)]

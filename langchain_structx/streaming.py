@@ -28,12 +28,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from pydantic_core import from_json
@@ -42,7 +42,7 @@ from typing_extensions import TypedDict
 from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
 from langchain_structx.strategies import StrategyName
 
-EVENT_NAME = "structured_output"
+EVENT_NAME: Final = "structured_output"
 """Name of the custom event in `astream_events`, and `type` of every event."""
 MIN_STEP = 16
 """Fewest new characters before the partial answer is read again."""
@@ -203,8 +203,16 @@ class _Observer(BaseCallbackHandler):
         self._tracker = tracker
 
     def on_llm_new_token(
-        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
+        """Feed the chunk of a chat model to the tracker."""
         if isinstance(chunk, ChatGenerationChunk) and isinstance(chunk.message, AIMessageChunk):
             self._tracker.feed(chunk.message)
 
@@ -232,7 +240,7 @@ def observe(tracker: PartialTracker, *, force_streaming: bool) -> Iterator[None]
     if callbacks is None or isinstance(callbacks, list):
         config["callbacks"] = [*(callbacks or []), observer]
     else:
-        manager = callbacks.copy()
+        manager = cast(BaseCallbackManager, callbacks).copy()
         manager.add_handler(observer, inherit=True)
         config["callbacks"] = manager
     token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
@@ -285,6 +293,7 @@ class EventSink:
         return self.writer is not None or self._config is not None
 
     def __call__(self, event: StructuredOutputEvent) -> None:
+        """Send one event to every consumer."""
         if self.writer is not None:
             self.writer(event)
         self._dispatch(event)
@@ -311,9 +320,7 @@ class EventSink:
                 await task
 
 
-def watched(
-    sink: EventSink, plan: Plan, step: Any, call: Callable[[], AIMessage]
-) -> AIMessage:
+def watched(sink: EventSink, plan: Plan, step: Any, call: Callable[[], AIMessage]) -> AIMessage:
     """Make one model call, turning its stream into partial events when anyone listens."""
     if not sink.active:
         return call()
