@@ -1,0 +1,541 @@
+"""Lenient JSON parsing for model output.
+
+Valid JSON goes straight to the standard library's C decoder. Anything else takes
+the lenient path: one linear scan finds the JSON in the text (code fences, prose),
+rewrites what models commonly get wrong (trailing commas, single quotes, Python
+literals, comments, unquoted keys, typographic quotes) into strict JSON, and hands
+the result back to the C decoder. The scan only stops at the few characters that
+can need a repair; long runs of ordinary JSON are matched by one regular expression.
+
+Which JSON is taken from prose: a reply that is a bare JSON value (after fences) is
+that value; otherwise the first `{` or `[` that starts a complete, repairable value
+wins. Text that ends inside a value is truncation, which is final: no later
+candidate is tried, because every later candidate would sit inside the cut value.
+
+Schema-guided coercion (`coerce`) lives here too; streaming parsing is in
+`langchain_structx._partial`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
+
+MAX_DEPTH: Final = 1000
+"""Deepest nesting of objects and arrays that the lenient path accepts."""
+
+_MAX_ATTEMPTS: Final = 32
+"""How many `{`/`[` candidates in prose are tried before giving up (bounds the work)."""
+
+_STRING = r'"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*"'
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# Everything here is copied through untouched; the scanner only stops after it.
+_BORING = re.compile(rf"(?:[\s:,]+|{_NUMBER}|{_STRING}|(?:true|false|null)(?![\w$]))+")
+_LEAD = re.compile(r"[\ufeff\s]*(?:```[\w+.#-]*\s*)?")
+_OPEN = re.compile(r"[{\[]")
+_REGION_TOKEN = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|[{}\[\]]')
+_WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
+_KEY_AFTER = re.compile(r"\s*:")
+_TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
+_INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
+_DQ_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
+_QUOTE_FIX = re.compile(r"\\'|\"|[\x00-\x1f]")
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_QUOTE_CLOSE_AFTER = re.compile(r"\s*(?:[,:}\]]|```|\Z)")
+_FENCE_TAG = re.compile(r"[\w+.#-]*")
+
+_QUOTES: Final = {
+    "'": ("'", "single_quotes"),
+    "\u2018": ("\u2018\u2019", "smart_quotes"),
+    "\u2019": ("\u2018\u2019", "smart_quotes"),
+    "\u201c": ("\u201c\u201d", "smart_quotes"),
+    "\u201d": ("\u201c\u201d", "smart_quotes"),
+}
+_QUOTE_BODY: Final = {
+    closers: re.compile(rf"[^{closers}\\]*(?:\\[\s\S][^{closers}\\]*)*")
+    for closers, _ in _QUOTES.values()
+}
+_PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
+_LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")
+_NON_FINITE: Final = ("NaN", "Infinity")
+
+_DETAILS: Final = {
+    "fence": ("removed a markdown code fence around the JSON", ""),
+    "prose": ("removed text before or after the JSON", ""),
+    "trailing_comma": ("removed a trailing comma", "removed {n} trailing commas"),
+    "single_quotes": (
+        "replaced single quotes around a string with double quotes",
+        "replaced single quotes around {n} strings with double quotes",
+    ),
+    "python_literal": (
+        "replaced a Python literal (True, False or None) with JSON",
+        "replaced {n} Python literals (True, False or None) with JSON",
+    ),
+    "comment": ("removed a comment", "removed {n} comments"),
+    "unquoted_key": ("quoted an unquoted object key", "quoted {n} unquoted object keys"),
+    "smart_quotes": (
+        "replaced typographic quotes around a string with plain double quotes",
+        "replaced typographic quotes around {n} strings with plain double quotes",
+    ),
+    "control_character": (
+        "escaped raw control characters inside a string",
+        "escaped raw control characters inside {n} strings",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """One change made to turn model text into a JSON value.
+
+    Attributes:
+        kind: Short stable identifier, such as `"trailing_comma"` or `"coerce_int"`.
+        detail: One human-readable sentence saying what was changed.
+        path: JSON path of the changed value for coercions; `()` for text repairs.
+    """
+
+    kind: str
+    detail: str
+    path: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parsed value and the repairs that were needed to get it.
+
+    Attributes:
+        value: The JSON value (dict, list, str, int, float, bool or None).
+        repairs: Every repair applied, in the order first met; empty for valid JSON.
+    """
+
+    value: Any
+    repairs: tuple[Repair, ...] = ()
+
+
+class _NonFinite(Exception):
+    """Raised from inside the decoder when it meets NaN or Infinity."""
+
+
+class _Fail(Exception):
+    """An internal parse failure, turned into a public error at the API boundary."""
+
+    def __init__(
+        self, error: type[JSONParseError], message: str, position: int, *, final: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+        self.position = position
+        # Truncation and hard limits end the search for other JSON candidates.
+        self.final = final or error is TruncatedJSONError
+
+    def public(self) -> JSONParseError:
+        return self.error(self.message, position=self.position)
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+_FAST_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_json(text: str) -> Parsed:
+    """Read model text as a JSON value, repairing common mistakes.
+
+    Args:
+        text: The model's reply: JSON, possibly fenced, wrapped in prose or sloppy.
+
+    Returns:
+        The value and the repairs applied (none when `text` was valid JSON).
+
+    Raises:
+        TruncatedJSONError: The text ends inside a string, object or array.
+        MalformedJSONError: The syntax is broken beyond repair, NaN or Infinity is
+            used, the nesting is deeper than `MAX_DEPTH`, or there is no JSON at all.
+    """
+    if not isinstance(text, str):
+        raise MalformedJSONError(f"expected text, got {type(text).__name__}")
+    try:
+        return Parsed(_FAST_DECODER.decode(text))
+    except (ValueError, _NonFinite, RecursionError):
+        # Also NaN, over-deep nesting and over-long integers: the lenient path
+        # reports those with a precise message and position.
+        pass
+    try:
+        return _parse_lenient(text)
+    except _Fail as fail:
+        raise fail.public() from None
+
+
+def _parse_lenient(text: str) -> Parsed:
+    start = _LEAD.match(text).end()  # type: ignore[union-attr]
+    first: _Fail | None = None
+    pos = start
+    if start < len(text) and text[start] not in "{[":
+        try:
+            return _attempt(text, start)
+        except _Fail as fail:
+            if fail.final:
+                raise
+            # A failure at the very first character means the text is not JSON-like.
+            first = fail if fail.position > start else None
+            pos = max(fail.position, start + 1)
+    for _ in range(_MAX_ATTEMPTS):
+        found = _OPEN.search(text, pos)
+        if found is None:
+            break
+        try:
+            return _attempt(text, found.start())
+        except _Fail as fail:
+            if fail.final:
+                raise
+            first = first or fail
+            # Never retry inside a broken value: its inner parts are not the answer.
+            pos = _skip_region(text, found.start())
+    raise _no_json(text, start, first)
+
+
+def _skip_region(text: str, start: int) -> int:
+    """Position just after the bracketed region that opens at `start`."""
+    depth = 0
+    for token in _REGION_TOKEN.finditer(text, start):
+        char = token.group()[0]
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    return len(text)
+
+
+def _no_json(text: str, start: int, first: _Fail | None) -> _Fail:
+    stripped = text.rstrip()
+    opened = stripped.rfind("```")
+    if opened >= 0 and text.count("```") % 2 and _FENCE_TAG.fullmatch(stripped, opened + 3):
+        return _Fail(TruncatedJSONError, "the text ends inside a code fence", len(text))
+    if first is not None:
+        return first
+    if start == len(text):
+        return _Fail(MalformedJSONError, "the text is empty", start)
+    return _Fail(MalformedJSONError, "no JSON object or array found in the text", start)
+
+
+def _attempt(text: str, start: int) -> Parsed:
+    scan = _Rewriter(text, start)
+    try:
+        end = scan.run()
+    except _Fail as fail:
+        if fail.error is TruncatedJSONError:
+            scan.check_prefix()
+        raise
+    duplicates: list[str] = []
+    value = scan.decode(duplicates)
+    repairs = _wrapper_repairs(text[:start], text[end:])
+    repairs.extend(scan.repairs())
+    if duplicates:
+        repairs.append(_duplicate_repair(duplicates))
+    return Parsed(value, tuple(repairs))
+
+
+def _wrapper_repairs(lead: str, trail: str) -> list[Repair]:
+    lead = lead.lstrip("\ufeff").rstrip()
+    opened = lead.rfind("```")
+    fenced = opened >= 0 and _FENCE_TAG.fullmatch(lead, opened + 3) is not None
+    if fenced:
+        lead = lead[:opened]
+    trail = trail.lstrip()
+    if trail.startswith("```"):
+        fenced, trail = True, trail[3:]
+    kinds = ["fence"] * fenced + ["prose"] * bool(lead.strip() or trail.strip())
+    return [Repair(kind, _DETAILS[kind][0]) for kind in kinds]
+
+
+def _duplicate_repair(keys: list[str]) -> Repair:
+    names = ", ".join(repr(key) for key in dict.fromkeys(keys[:5]))
+    if len(keys) == 1:
+        return Repair("duplicate_key", f"kept the last value of the duplicate key {names}")
+    more = ", ..." if len(keys) > 5 else ""
+    return Repair(
+        "duplicate_key", f"kept the last values of {len(keys)} duplicate keys: {names}{more}"
+    )
+
+
+def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
+        return result
+
+    return build
+
+
+def _line_col(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - text.rfind(chr(10), 0, pos)}"
+
+
+class _Rewriter:
+    """One pass from `start` that copies JSON through and rewrites what needs repair.
+
+    It stops after the value that began at `start` closes, at a closing code fence,
+    or at the end of the text. Strict JSON validation is left to the C decoder.
+    """
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text = text
+        self.start = start
+        self.pos = start
+        self.out: list[str] = []
+        self.olen = 0
+        self.marks_out: list[int] = []
+        self.marks_src: list[int] = []
+        self.depth = 0
+        self.counts: dict[str, int] = {}
+        self.reached_end = False
+
+    def run(self) -> int:
+        """Scan to the end of the value and return the position just after it."""
+        text, end = self.text, len(self.text)
+        boring = _BORING.match
+        while self.pos < end:
+            run = boring(text, self.pos)
+            if run is not None:
+                self._copy(run.end())
+                if self.pos >= end:
+                    break
+            if self._token():
+                return self.pos
+        self.reached_end = True
+        return self.pos
+
+    def decode(self, duplicates: list[str]) -> Any:
+        """Decode the rewritten text strictly, recording duplicate keys."""
+        repaired = "".join(self.out)
+        if not repaired.strip():
+            raise _Fail(MalformedJSONError, "no JSON value found", self.start)
+        return self._strict(repaired, duplicates)
+
+    def check_prefix(self) -> None:
+        """Called on truncation: raise if the text before the cut is not valid JSON."""
+        self.reached_end = True
+        try:
+            self._strict("".join(self.out), [])
+        except _Fail as fail:
+            if fail.error is TruncatedJSONError:
+                return
+            raise
+        raise self._fail(MalformedJSONError, "unexpected text after the JSON value")
+
+    def _strict(self, repaired: str, duplicates: list[str]) -> Any:
+        decoder = json.JSONDecoder(
+            parse_constant=_reject_constant, object_pairs_hook=_pairs_hook(duplicates)
+        )
+        try:
+            return decoder.decode(repaired)
+        except json.JSONDecodeError as err:
+            raise self._decode_failure(err, repaired) from None
+        except RecursionError:
+            raise self._fail(MalformedJSONError, _depth_message(), final=True) from None
+        except ValueError:
+            # The only other ValueError is Python's limit on the digits of an integer.
+            raise self._fail(
+                MalformedJSONError, "a number has too many digits", final=True
+            ) from None
+
+    def repairs(self) -> list[Repair]:
+        """One repair per kind found, with a count-aware sentence."""
+        result = []
+        for kind, count in self.counts.items():
+            one, many = _DETAILS[kind]
+            result.append(Repair(kind, one if count == 1 else many.format(n=count)))
+        return result
+
+    def _decode_failure(self, err: json.JSONDecodeError, repaired: str) -> _Fail:
+        if self.reached_end and err.pos >= len(repaired.rstrip()):
+            return _Fail(TruncatedJSONError, "the JSON ends before it is complete", len(self.text))
+        index = bisect_right(self.marks_out, err.pos) - 1
+        pos = self.marks_src[index] + err.pos - self.marks_out[index] if index >= 0 else 0
+        pos = min(pos, len(self.text))
+        return _Fail(MalformedJSONError, f"{err.msg} ({_line_col(self.text, pos)})", pos)
+
+    def _fail(self, error: type[JSONParseError], message: str, *, final: bool = False) -> _Fail:
+        if error is TruncatedJSONError:
+            return _Fail(error, message, len(self.text))
+        return _Fail(error, f"{message} ({_line_col(self.text, self.pos)})", self.pos, final=final)
+
+    def _copy(self, end: int) -> None:
+        self.marks_out.append(self.olen)
+        self.marks_src.append(self.pos)
+        self.out.append(self.text[self.pos : end])
+        self.olen += end - self.pos
+        self.pos = end
+
+    def _put(self, replacement: str, end: int, kind: str | None = None) -> None:
+        self.marks_out.append(self.olen)
+        self.marks_src.append(self.pos)
+        self.out.append(replacement)
+        self.olen += len(replacement)
+        self.pos = end
+        if kind is not None:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def _token(self) -> bool:
+        char = self.text[self.pos]
+        handler = _HANDLERS.get(char)
+        if handler is not None:
+            return handler(self)
+        if char.isalpha() or char in "_$":
+            return self._word()
+        return self._other()
+
+    def _open(self) -> bool:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self._fail(MalformedJSONError, _depth_message(), final=True)
+        self._copy(self.pos + 1)
+        return False
+
+    def _close(self) -> bool:
+        self._drop_trailing_comma()
+        self.depth -= 1
+        if self.depth < 0:
+            raise self._fail(MalformedJSONError, f"unmatched {self.text[self.pos]!r}")
+        self._copy(self.pos + 1)
+        return self.depth == 0
+
+    def _drop_trailing_comma(self) -> None:
+        for index in range(len(self.out) - 1, -1, -1):
+            piece = self.out[index].rstrip()
+            if not piece:
+                continue
+            if piece.endswith(","):
+                self.out[index] = piece[:-1]
+                self.olen -= len(self.out[index]) + 1 - len(piece)
+                self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + 1
+            return
+
+    def _double_quote(self) -> bool:
+        # Only reached when the fast pattern rejected the string: unterminated or
+        # holding raw control characters.
+        end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
+        if end >= len(self.text) or self.text[end] != '"':
+            raise self._fail(TruncatedJSONError, "the text ends inside a string")
+        body = self.text[self.pos + 1 : end]
+        fixed = _CONTROL.sub(_escape_char, body)
+        self._put(f'"{fixed}"', end + 1, "control_character" if fixed != body else None)
+        return False
+
+    def _quoted(self) -> bool:
+        closers, kind = _QUOTES[self.text[self.pos]]
+        body, end = self._find_close(_QUOTE_BODY[closers])
+        self._put(f'"{_QUOTE_FIX.sub(_fix_quoted, body)}"', end + 1, kind)
+        return False
+
+    def _find_close(self, body: re.Pattern[str]) -> tuple[str, int]:
+        """Find the closing quote; one followed by a delimiter, so apostrophes survive."""
+        text, scan = self.text, self.pos + 1
+        while True:
+            end = body.match(text, scan).end()  # type: ignore[union-attr]
+            if end >= len(text) or text[end] == "\\":
+                raise self._fail(TruncatedJSONError, "the text ends inside a string")
+            if _QUOTE_CLOSE_AFTER.match(text, end + 1):
+                return text[self.pos + 1 : end], end
+            scan = end + 1
+
+    def _slash(self) -> bool:
+        text, pos = self.text, self.pos
+        if text.startswith("//", pos):
+            return self._comment(text.find("\n", pos))
+        if text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            if end < 0:
+                raise self._fail(TruncatedJSONError, "the text ends inside a comment")
+            return self._comment(end + 2)
+        return self._other()
+
+    def _hash(self) -> bool:
+        return self._comment(self.text.find("\n", self.pos))
+
+    def _comment(self, end: int) -> bool:
+        self._put(" ", len(self.text) if end < 0 else end, "comment")
+        return False
+
+    def _backtick(self) -> bool:
+        if not self.text.startswith("```", self.pos):
+            return self._other()
+        self.reached_end = True
+        return True
+
+    def _minus(self) -> bool:
+        if self.text.startswith("-Infinity", self.pos):
+            raise self._fail(MalformedJSONError, _non_finite_message("-Infinity"), final=True)
+        return self._other()
+
+    def _word(self) -> bool:
+        text = self.text
+        word = _WORD.match(text, self.pos).group()  # type: ignore[union-attr]
+        end = self.pos + len(word)
+        if self.depth > 0 and _KEY_AFTER.match(text, end):
+            self._put(json.dumps(word), end, "unquoted_key")
+        elif word in _PY_LITERALS:
+            self._put(_PY_LITERALS[word], end, "python_literal")
+        elif word in _NON_FINITE:
+            raise self._fail(MalformedJSONError, _non_finite_message(word), final=True)
+        elif _TO_END.fullmatch(text, end) and (
+            self.depth > 0 or any(name.startswith(word) for name in _LITERAL_NAMES)
+        ):
+            raise self._fail(TruncatedJSONError, "the text ends inside a value")
+        else:
+            raise self._fail(MalformedJSONError, f"unexpected word {word[:40]!r}")
+        return False
+
+    def _other(self) -> bool:
+        if _INCOMPLETE.fullmatch(self.text, self.pos):
+            raise self._fail(TruncatedJSONError, "the text ends inside a number")
+        raise self._fail(MalformedJSONError, f"unexpected character {self.text[self.pos]!r}")
+
+
+_HANDLERS: Final[dict[str, Callable[[_Rewriter], bool]]] = {
+    "{": _Rewriter._open,
+    "[": _Rewriter._open,
+    "}": _Rewriter._close,
+    "]": _Rewriter._close,
+    '"': _Rewriter._double_quote,
+    "/": _Rewriter._slash,
+    "#": _Rewriter._hash,
+    "`": _Rewriter._backtick,
+    "-": _Rewriter._minus,
+    **dict.fromkeys(_QUOTES, _Rewriter._quoted),
+}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _fix_quoted(match: re.Match[str]) -> str:
+    found = match.group()
+    if found == "\\'":
+        return "'"
+    return '\\"' if found == '"' else _escape_char(match)
+
+
+def _depth_message() -> str:
+    return f"the JSON is nested deeper than {MAX_DEPTH} levels"
+
+
+def _non_finite_message(word: str) -> str:
+    return f"{word} is not valid JSON; use null or a string"
