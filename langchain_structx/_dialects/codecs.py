@@ -1,0 +1,320 @@
+"""Codecs: move one value between the original schema's shape and the provider's.
+
+Every transform step that changes the shape of values (wrapping the root, turning
+maps into key/value entries, tuples into objects, free-form values into JSON text,
+optional keys into nullable ones) leaves a codec behind. `encode` maps a value valid
+under the original schema to the provider's shape; `restore` maps the provider's
+output back. `restore` never raises: a value of an unexpected shape is handed back
+as it is, so the engine's validation against the original schema reports it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+JSON_TEXT_HINT = "A JSON-encoded value"
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Compare two JSON values the way JSON Schema does (`1 == 1.0`, `True != 1`).
+
+    Example:
+        >>> json_equal(1, 1.0), json_equal(True, 1)
+        (True, False)
+    """
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left is right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(json_equal(v, right[k]) for k, v in left.items())
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(json_equal, left, right))
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    return type(left) is type(right) and bool(left == right)
+
+
+def dump_json(value: Any) -> str:
+    """Serialise a value as compact JSON text, keeping non-ASCII characters."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Codec:
+    """Identity codec; subclasses change the shape of values."""
+
+    identity = True
+
+    def encode(self, value: Any) -> Any:
+        """Return `value` in the provider's shape."""
+        return value
+
+    def restore(self, value: Any) -> Any:
+        """Return a provider value in the original schema's shape."""
+        return value
+
+
+IDENTITY = Codec()
+
+
+@dataclass(frozen=True)
+class JsonTextCodec(Codec):
+    """A value carried as JSON text (free-form values, non-string enum members)."""
+
+    choices: tuple[Any, ...] | None = None
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Return the JSON text, spelled as the matching enum member when there is one."""
+        for choice in self.choices or ():
+            if json_equal(choice, value):
+                return dump_json(choice)
+        return dump_json(value)
+
+    def restore(self, value: Any) -> Any:
+        """Parse the JSON text back into a value."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+
+
+@dataclass(frozen=True)
+class NullableCodec(Codec):
+    """`None` passes unchanged; anything else goes through `inner`."""
+
+    inner: Codec
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Encode a non-null value with the inner codec."""
+        return None if value is None else self.inner.encode(value)
+
+    def restore(self, value: Any) -> Any:
+        """Restore a non-null value with the inner codec."""
+        return None if value is None else self.inner.restore(value)
+
+
+@dataclass(frozen=True)
+class ArrayCodec(Codec):
+    """Apply the item codec to every element of a list."""
+
+    items: Codec
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Encode each element."""
+        return [self.items.encode(v) for v in value] if isinstance(value, list) else value
+
+    def restore(self, value: Any) -> Any:
+        """Restore each element."""
+        return [self.items.restore(v) for v in value] if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class Field:
+    """How one property travels.
+
+    Attributes:
+        codec: Codec of the property's value.
+        null_is_absent: The key was optional and the provider must always send it,
+            so `null` stands for "absent".
+        marker: When the optional key also accepts `null`, an explicit `null` travels
+            as `{marker: true}`.
+    """
+
+    codec: Codec
+    null_is_absent: bool = False
+    marker: str | None = None
+
+
+@dataclass(frozen=True)
+class ObjectCodec(Codec):
+    """Objects: named properties, absent keys as `null`, extra keys as entries."""
+
+    fields: Mapping[str, Field]
+    fill_absent: bool
+    extras_key: str | None = None
+    extras: Codec = IDENTITY
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Encode named properties, fill absent optional ones, gather extra keys."""
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        for name, spec in self.fields.items():
+            if name in value:
+                item = value[name]
+                marked = spec.marker is not None and item is None
+                out[name] = {spec.marker: True} if marked else spec.codec.encode(item)
+            elif self.fill_absent:
+                out[name] = None
+        rest = {k: v for k, v in value.items() if k not in self.fields}
+        if self.extras_key is not None:
+            out[self.extras_key] = self.extras.encode(rest)
+        else:
+            out.update(rest)
+        return out
+
+    def restore(self, value: Any) -> Any:
+        """Restore named properties, drop absent ones, merge extra keys back."""
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            spec = self.fields.get(name)
+            if name == self.extras_key and spec is None:
+                continue
+            if spec is None:
+                out[name] = item
+            elif spec.marker is not None and item == {spec.marker: True}:
+                out[name] = None
+            elif not (spec.null_is_absent and item is None):
+                out[name] = spec.codec.restore(item)
+        if self.extras_key is not None:
+            restored = self.extras.restore(value.get(self.extras_key, []))
+            if isinstance(restored, dict):
+                out.update({k: v for k, v in restored.items() if k not in out})
+        return out
+
+
+@dataclass(frozen=True)
+class MapCodec(Codec):
+    """A dict carried as a list of `{"key": ..., "value": ...}` entries."""
+
+    entry: Codec
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Turn a dict into entries."""
+        if not isinstance(value, dict):
+            return value
+        return [self.entry.encode({"key": k, "value": v}) for k, v in value.items()]
+
+    def restore(self, value: Any) -> Any:
+        """Turn entries back into a dict (a repeated key keeps its last value)."""
+        if not isinstance(value, list):
+            return value
+        out: dict[str, Any] = {}
+        for raw in value:
+            entry = self.entry.restore(raw)
+            if not (isinstance(entry, dict) and isinstance(entry.get("key"), str)):
+                return value
+            out[entry["key"]] = entry.get("value")
+        return out
+
+
+@dataclass(frozen=True)
+class TupleCodec(Codec):
+    """A tuple (`prefixItems`) carried as an object with one key per position."""
+
+    inner: Codec
+    names: tuple[str, ...]
+    rest_key: str | None
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Spread the positions over keys; later items go to the rest list."""
+        if not isinstance(value, list):
+            return value
+        out: dict[str, Any] = dict(zip(self.names, value, strict=False))
+        if self.rest_key is not None:
+            out[self.rest_key] = value[len(self.names) :]
+        return self.inner.encode(out)
+
+    def restore(self, value: Any) -> Any:
+        """Collect the positions up to the first absent one, then the rest list."""
+        restored = self.inner.restore(value)
+        if not isinstance(restored, dict):
+            return restored
+        out: list[Any] = []
+        for name in self.names:
+            if name not in restored:
+                return out
+            out.append(restored[name])
+        rest = restored.get(self.rest_key, []) if self.rest_key else []
+        return out + rest if isinstance(rest, list) else out
+
+
+@dataclass(frozen=True)
+class WrapCodec(Codec):
+    """A non-object root carried as `{key: value}`."""
+
+    inner: Codec
+    key: str = "value"
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Wrap the encoded value."""
+        return {self.key: self.inner.encode(value)}
+
+    def restore(self, value: Any) -> Any:
+        """Unwrap and restore; a value without the key is handed back unchanged."""
+        if isinstance(value, dict) and self.key in value:
+            return self.inner.restore(value[self.key])
+        return value
+
+
+@dataclass(frozen=True)
+class RefCodec(Codec):
+    """Codec of a `$defs` entry, looked up when used (definitions may be recursive)."""
+
+    name: str
+    table: Mapping[str, Codec]
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Encode with the definition's codec."""
+        return self.table[self.name].encode(value)
+
+    def restore(self, value: Any) -> Any:
+        """Restore with the definition's codec."""
+        return self.table[self.name].restore(value)
+
+
+Check = Callable[[Any], bool]
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One union member: who accepts what, and how values travel."""
+
+    accepts_original: Check
+    accepts_provider: Check
+    codec: Codec
+
+
+@dataclass(frozen=True)
+class UnionCodec(Codec):
+    """`anyOf` members with different codecs: pick the member by validation.
+
+    `restore` takes the first member whose provider schema accepts the value and
+    whose restored value its original schema accepts. `encode` picks the first
+    member that accepts the value and whose encoding restores to the same value,
+    so the round trip is exact whenever some member allows it.
+    """
+
+    branches: tuple[Branch, ...]
+    identity = False
+
+    def encode(self, value: Any) -> Any:
+        """Encode with a member that round-trips the value."""
+        candidates = [b for b in self.branches if b.accepts_original(value)]
+        for branch in candidates:
+            encoded = branch.codec.encode(value)
+            if json_equal(self.restore(encoded), value):
+                return encoded
+        return candidates[0].codec.encode(value) if candidates else value
+
+    def restore(self, value: Any) -> Any:
+        """Restore with the first member consistent on both sides."""
+        fitting = [b for b in self.branches if b.accepts_provider(value)]
+        for branch in fitting:
+            restored = branch.codec.restore(value)
+            if branch.accepts_original(restored):
+                return restored
+        return fitting[0].codec.restore(value) if fitting else value

@@ -1,0 +1,166 @@
+"""Small pure helpers on schema nodes, shared by the walker and the object handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_structx._dialects.codecs import dump_json
+from langchain_structx._dialects.rules import KIND_KEYWORDS, Rules
+
+JSON_TEXT = "A JSON-encoded value (any JSON: object, array, string, number, boolean or null)."
+_ENUMS = frozenset({"enum", "const"})
+
+dump = dump_json
+
+
+def kind_of(schema: Mapping[str, Any]) -> str:
+    """Return the declared type, or the type implied by object/array keywords.
+
+    Example:
+        >>> kind_of({"properties": {}}), kind_of({"minimum": 1})
+        ('object', 'any')
+    """
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    for kind in ("object", "array"):
+        if KIND_KEYWORDS[kind] & schema.keys():
+            return kind
+    return "any"
+
+
+def split_types(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn `"type": [a, b]` into an `anyOf` with one member per type.
+
+    Example:
+        >>> split_types({"type": ["string", "null"], "maxLength": 3})
+        {'anyOf': [{'type': 'string', 'maxLength': 3}, {'type': 'null'}]}
+    """
+    types = list(dict.fromkeys(schema["type"]))
+    if len(types) == 1:
+        return {**schema, "type": types[0]}
+    typed = set().union(*KIND_KEYWORDS.values())
+    shared = {k: v for k, v in schema.items() if k != "type" and k not in typed}
+    members = [
+        {"type": t, **{k: v for k, v in schema.items() if k in KIND_KEYWORDS.get(t, ())}}
+        for t in types
+    ]
+    if "anyOf" in shared:
+        return {"allOf": [{"anyOf": members}], **shared}
+    return {**shared, "anyOf": members}
+
+
+def is_null(schema: Mapping[str, Any]) -> bool:
+    """Tell whether a prepared node accepts only `null`."""
+    return schema.get("type") == "null" and not (_ENUMS & schema.keys())
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """Return a provider node that also accepts `null`.
+
+    Example:
+        >>> nullable({"type": "integer"})
+        {'type': ['integer', 'null']}
+    """
+    members = schema.get("anyOf")
+    if members is not None and not (schema.keys() - {"anyOf", "title", "description"}):
+        if any(is_null(m) for m in members):
+            return schema
+        return {**schema, "anyOf": [*members, {"type": "null"}]}
+    kind = schema.get("type")
+    if kind == "null":
+        return schema
+    if isinstance(kind, str) and not (_ENUMS & schema.keys()) and "$ref" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def json_type(value: Any) -> str:
+    """Return the JSON Schema type name of a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    names = {float: "number", str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "object")
+
+
+def native_enum(values: Sequence[Any], rules: Rules, is_const: bool) -> dict[str, Any] | None:
+    """Return the enum as the dialect takes it natively, or None when it cannot.
+
+    Example:
+        >>> from langchain_structx._dialects.openai import RULES
+        >>> native_enum(["a", None], RULES, False)
+        {'type': ['string', 'null'], 'enum': ['a', None]}
+    """
+    rest = [v for v in values if v is not None]
+    types = {json_type(v) for v in rest}
+    if types == {"integer", "number"}:
+        types = {"number"}
+    if not rest:
+        return {"type": "null"}
+    if len(types) > 1 or types & {"array", "object"}:
+        return None
+    if rules.string_enums and types != {"string"}:
+        return None
+    kind = types.pop()
+    if rules.string_enums:
+        out: dict[str, Any] = {"type": kind, "enum": rest}
+        return nullable(out) if len(rest) < len(values) else out
+    if is_const and len(values) == 1 and rules.const:
+        return {"type": kind, "const": values[0]}
+    return {"type": [kind, "null"] if len(rest) < len(values) else kind, "enum": list(values)}
+
+
+def exclusive(members: Sequence[Any]) -> bool:
+    """Tell whether object members are told apart by a required tag property.
+
+    Example:
+        >>> tag = lambda v: {"properties": {"k": {"const": v}}, "required": ["k"]}
+        >>> exclusive([tag("a"), tag("b")])
+        True
+    """
+    if len(members) < 2:
+        return True
+    if not all(isinstance(m, dict) for m in members):
+        return False
+    keys = [set(m.get("required", ())) & set(m.get("properties") or ()) for m in members]
+    for name in set.intersection(*keys):
+        tags = [_tags(m["properties"][name]) for m in members]
+        if all(tags) and len(set().union(*tags)) == sum(map(len, tags)):
+            return True
+    return False
+
+
+def _tags(schema: Any) -> set[str]:
+    if not isinstance(schema, dict):
+        return set()
+    if "const" in schema:
+        return {dump(schema["const"])}
+    return {dump(v) for v in schema.get("enum", ())}
+
+
+def close(rules: Rules, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """Build a provider object node with the dialect's object keywords.
+
+    Example:
+        >>> from langchain_structx._dialects.openai import RULES
+        >>> close(RULES, {"a": {"type": "string"}}, ["a"])["additionalProperties"]
+        False
+    """
+    out: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if rules.closed_objects:
+        out["additionalProperties"] = False
+    if rules.property_ordering:
+        out["propertyOrdering"] = list(properties)
+    return out
+
+
+def unique(name: str, taken: object) -> str:
+    """Return `name`, prefixed with underscores until it is not in `taken`."""
+    while name in taken:  # type: ignore[operator]
+        name = "_" + name
+    return name

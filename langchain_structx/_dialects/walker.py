@@ -1,0 +1,295 @@
+"""The one walker shared by every dialect.
+
+`Walker.node` reads a (reference-normalised) JSON Schema node and returns the
+provider's node plus the codec that moves values between both shapes. Each node is
+first *prepared* (booleans, `$ref` with siblings, `allOf`, `oneOf`, type lists),
+then handled by its kind: reference, union, enum, object, array, scalar or
+free-form. Keywords a kind does not consume are kept when the dialect enforces them,
+and otherwise moved into the node's description and reported in `dropped`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from langchain_structx._dialects import objects, shapes
+from langchain_structx._dialects.checks import SchemaChecks
+from langchain_structx._dialects.codecs import (
+    IDENTITY,
+    ArrayCodec,
+    Branch,
+    Codec,
+    JsonTextCodec,
+    NullableCodec,
+    RefCodec,
+    UnionCodec,
+    WrapCodec,
+)
+from langchain_structx._dialects.merge import merge_all
+from langchain_structx._dialects.nodes import reachable
+from langchain_structx._dialects.refs import ref_name, ref_to
+from langchain_structx._dialects.rules import (
+    ANNOTATIONS,
+    CONDITIONALS,
+    SILENT,
+    Rules,
+)
+from langchain_structx.errors import DialectError
+
+Result = tuple[dict[str, Any], Codec]
+_NODE_BUDGET = 20_000
+_SCALARS = ("string", "number", "integer", "boolean", "null")
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """Render a keyword value compactly for notes and `dropped`."""
+    text = shapes.dump(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Walker:
+    """Transform one schema for one dialect (single use)."""
+
+    def __init__(self, rules: Rules, defs: dict[str, Any]) -> None:
+        self.rules = rules
+        self.defs = defs
+        self.out_defs: dict[str, Any] = {}
+        self.codecs: dict[str, Codec] = {}
+        self.dropped: list[str] = []
+        self.inlining: list[str] = []
+        self.budget = _NODE_BUDGET
+        self.original = SchemaChecks(defs)
+        self.provider = SchemaChecks(self.out_defs)
+
+    def fail(self, reason: str) -> DialectError:
+        """Build the error for a schema this dialect cannot express."""
+        return DialectError(self.rules.name, reason)
+
+    def drop(self, path: str, keyword: str, value: Any, why: str = "enforced by validation") -> str:
+        """Record a lossy step; return its wording for the node's description."""
+        line = f"{path}: {keyword} {short(value)} ({why})"
+        if line not in self.dropped:
+            self.dropped.append(line)
+        return f"{keyword}: {short(value)}"
+
+    # -- entry points -----------------------------------------------------------
+
+    def run(self, root: Any) -> tuple[dict[str, Any], Codec, bool]:
+        """Transform the root; wrap it when it is not an object schema."""
+        out, codec = self.node(root, "$")
+        name = ref_name(out)
+        if name is not None:
+            out = copy.deepcopy(self.out_defs[name])
+        wrapped = out.get("type") != "object"
+        if wrapped:
+            out = shapes.close(self.rules, {"value": out}, ["value"])
+            codec = WrapCodec(codec)
+        defs = reachable(out, self.out_defs)
+        if defs:
+            out["$defs"] = defs
+        self.rules.limits(out)
+        return out, codec, wrapped
+
+    def node(self, schema: Any, path: str) -> Result:
+        """Transform one schema node."""
+        self.budget -= 1
+        if self.budget < 0:
+            raise self.fail(f"the schema expands to more than {_NODE_BUDGET} nodes")
+        notes: list[str] = []
+        prepared = self.prepare(schema, path, notes)
+        out, codec = self.handler(prepared)(prepared, path, notes)
+        return self.finish(out, prepared, path, notes), codec
+
+    def handler(self, schema: dict[str, Any]) -> Callable[[dict[str, Any], str, list[str]], Result]:
+        """Pick the handler for a prepared node."""
+        if "$ref" in schema:
+            return self.reference
+        if "anyOf" in schema:
+            return self.union
+        if "enum" in schema or "const" in schema:
+            return self.enum
+        kind = shapes.kind_of(schema)
+        if kind == "object":
+            return partial(objects.object_node, self)
+        if kind == "array" and "prefixItems" in schema:
+            return partial(objects.tuple_node, self)
+        if kind == "array":
+            return self.array
+        return self.scalar if kind in _SCALARS else self.anything
+
+    # -- preparation ------------------------------------------------------------
+
+    def resolve(self, schema: Any) -> Any:
+        """Inline a bare reference (used before merging)."""
+        if isinstance(schema, dict) and set(schema) == {"$ref"}:
+            name = ref_name(schema)
+            if name is not None:
+                return self.defs[name]
+        return schema
+
+    def prepare(self, schema: Any, path: str, notes: list[str]) -> dict[str, Any]:
+        """Reduce booleans, `$ref` siblings, `allOf`, `oneOf` and type lists."""
+        while True:
+            if schema is True:
+                return {}
+            if not isinstance(schema, dict):
+                raise self.fail(f"{path}: the schema {short(schema)} accepts no value")
+            if "$ref" in schema and set(schema) - SILENT - {"$ref"}:
+                rest = {k: v for k, v in schema.items() if k != "$ref"}
+                schema = {"allOf": [{"$ref": schema["$ref"]}, rest]}
+            if "allOf" in schema:
+                schema = self.merge(schema, path, notes)
+            elif "oneOf" in schema:
+                schema = self.one_of(schema, path, notes)
+            elif isinstance(schema.get("type"), list) and not {"enum", "const"} & schema.keys():
+                schema = shapes.split_types(schema)
+            else:
+                prepared: dict[str, Any] = schema
+                return prepared
+
+    def merge(self, schema: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
+        """Fold `allOf` members (and the node's own keywords) into one schema."""
+        members: list[Any] = [self.resolve(m) for m in schema["allOf"]]
+        if any(m is False for m in members):
+            raise self.fail(f"{path}: an allOf member accepts no value")
+        own = {k: v for k, v in schema.items() if k != "allOf"}
+        flat = [m if isinstance(m, dict) else {} for m in members]
+        merged, conflicts = merge_all([*flat, own])
+        for keyword, value in conflicts:
+            notes.append(self.drop(path, f"allOf {keyword}", value))
+        return merged
+
+    def one_of(self, schema: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
+        """Rewrite `oneOf` as `anyOf`, noting the lost exclusivity when it matters."""
+        members = schema["oneOf"]
+        rest = {k: v for k, v in schema.items() if k != "oneOf"}
+        if not shapes.exclusive([self.resolve(m) for m in members]):
+            notes.append(self.drop(path, "oneOf", "exactly one option must match", "as anyOf"))
+        if "anyOf" in rest:
+            return {"allOf": [rest, {"anyOf": members}]}
+        return {**rest, "anyOf": members}
+
+    def finish(
+        self, out: dict[str, Any], schema: dict[str, Any], path: str, notes: list[str]
+    ) -> dict[str, Any]:
+        """Carry title and description over; describe dropped keywords and defaults."""
+        if "$ref" in out:
+            return out
+        for key in ("default", "examples"):
+            if key in schema:
+                notes.append(self.drop(path, key, schema[key], "described, not applied"))
+        for key in ("title", "description"):
+            if isinstance(schema.get(key), str):
+                out[key] = schema[key]
+        if notes:
+            text = "; ".join(dict.fromkeys(notes))
+            base = out.get("description", "")
+            out["description"] = f"{base} ({text})" if base else f"({text})"
+        return out
+
+    def leftovers(
+        self, schema: dict[str, Any], kind: str, used: set[str], path: str, notes: list[str]
+    ) -> dict[str, Any]:
+        """Keep what the dialect enforces among unused keywords; note the rest."""
+        kept: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in used or key in ANNOTATIONS or key in SILENT or key == "type":
+                continue
+            if self.rules.keeps(kind, key, value):
+                kept[key] = value
+            else:
+                notes.append(self.drop(path, key, value))
+        return kept
+
+    # -- handlers ---------------------------------------------------------------
+
+    def reference(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """Keep a reference (transforming its definition once) or inline it."""
+        name = ref_name(schema)
+        if name is None or name not in self.defs:
+            raise self.fail(f"{path}: $ref {schema.get('$ref')!r} cannot be resolved")
+        if self.rules.refs == "inline":
+            if name in self.inlining:
+                dialect = self.rules.name
+                raise self.fail(
+                    f"recursive definition {name!r} needs $ref, not accepted by {dialect}"
+                )
+            self.inlining.append(name)
+            try:
+                return self.node(self.defs[name], f"$.$defs.{name}")
+            finally:
+                self.inlining.pop()
+        if name not in self.out_defs:
+            self.out_defs[name] = {}
+            self.out_defs[name], self.codecs[name] = self.node(self.defs[name], f"$.$defs.{name}")
+        return ref_to(name), RefCodec(name, self.codecs)
+
+    def union(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """`anyOf`: a nullable member, or members told apart by validation."""
+        base = {k: v for k, v in schema.items() if k not in ANNOTATIONS | CONDITIONALS | {"anyOf"}}
+        members = [{"allOf": [base, m]} if base else m for m in schema["anyOf"]]
+        prepared = [self.prepare(m, f"{path}.anyOf[{i}]", notes) for i, m in enumerate(members)]
+        for key in CONDITIONALS & schema.keys():
+            notes.append(self.drop(path, key, schema[key]))
+        nullable = any(shapes.is_null(m) for m in prepared)
+        rest = [(i, m) for i, m in enumerate(prepared) if not shapes.is_null(m)]
+        if not rest:
+            return {"type": "null"}, IDENTITY
+        results = [self.node(m, f"{path}.anyOf[{i}]") for i, m in rest]
+        if len(results) == 1:
+            out, codec = results[0]
+        else:
+            out = {"anyOf": [r[0] for r in results]}
+            codec = self.union_codec([m for _, m in rest], results)
+        if nullable:
+            out = shapes.nullable(out)
+            codec = codec if codec.identity else NullableCodec(codec)
+        return out, codec
+
+    def union_codec(self, originals: list[dict[str, Any]], results: list[Result]) -> Codec:
+        """Build the codec of a union; identity when no member changes values."""
+        if all(codec.identity for _, codec in results):
+            return IDENTITY
+        branches = tuple(
+            Branch(self.original.check(orig), self.provider.check(out), codec)
+            for orig, (out, codec) in zip(originals, results, strict=True)
+        )
+        return UnionCodec(branches)
+
+    def enum(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """`enum`/`const`: native when the dialect takes the values, else JSON text."""
+        values = self.original.enum_values(schema)
+        if not values:
+            raise self.fail(f"{path}: no value satisfies the enum")
+        native = shapes.native_enum(values, self.rules, "const" in schema)
+        if native is not None:
+            return native, IDENTITY
+        rest = [v for v in values if v is not None]
+        out: dict[str, Any] = {"type": "string", "enum": [shapes.dump(v) for v in rest]}
+        notes.append("each option is written as JSON text")
+        codec: Codec = JsonTextCodec(tuple(rest))
+        if len(rest) < len(values):
+            return shapes.nullable(out), NullableCodec(codec)
+        return out, codec
+
+    def anything(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """A free-form value: carried as JSON text."""
+        self.leftovers(schema, "any", set(), path, notes)
+        return {"type": "string", "description": shapes.JSON_TEXT}, JsonTextCodec()
+
+    def scalar(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """string, number, integer, boolean or null with the enforced constraints."""
+        kind = schema["type"]
+        out = {"type": kind, **self.leftovers(schema, kind, set(), path, notes)}
+        return out, IDENTITY
+
+    def array(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
+        """A list: transform the item schema."""
+        items, codec = self.node(schema.get("items", True), f"{path}.items")
+        kept = self.leftovers(schema, "array", {"items"}, path, notes)
+        return {"type": "array", "items": items, **kept}, (
+            IDENTITY if codec.identity else ArrayCodec(codec)
+        )

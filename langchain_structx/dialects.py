@@ -1,0 +1,148 @@
+"""Provider schema dialects: send any JSON Schema to a strict structured-output mode.
+
+OpenAI, Anthropic and Gemini each accept only a subset of JSON Schema in their
+strict or structured-output modes. `transform` rewrites a schema into that subset and
+returns a `Transformed`, which knows how to bring the model's output back to the
+original schema's shape (`restore`) and how to put a value into the provider's shape
+(`encode`), so that for every value `x` valid under the original schema::
+
+    transformed.restore(transformed.encode(x)) == x
+
+What changes, per dialect:
+
+* the root becomes an object (`{"value": ...}`) when it is not one;
+* objects get closed; maps (open objects) become lists of key/value entries;
+  tuples become objects keyed `item_0`, `item_1`, ...; free-form values become
+  JSON text; enums the provider cannot take become enums of JSON text;
+* OpenAI only: every property becomes required, optional ones nullable (`null`
+  means absent; `{"explicit_null": true}` means an explicit `null` when the
+  original property accepts `null`);
+* `allOf` is merged, `oneOf` becomes `anyOf`, type lists become `anyOf`;
+* constraints the provider does not enforce are removed, described in the node's
+  `description` so the model still sees them, and listed in `dropped`; the output is
+  validated against the original schema anyway.
+
+A schema the dialect cannot express faithfully (over a size limit, recursion where
+`$ref` cannot recur, a reference outside the document) raises `DialectError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from langchain_structx._dialects import anthropic, gemini, openai
+from langchain_structx._dialects.codecs import Codec
+from langchain_structx._dialects.refs import normalise_refs
+from langchain_structx._dialects.rules import Rules
+from langchain_structx._dialects.walker import Walker
+from langchain_structx.errors import DialectError, UserError
+
+Dialect = Literal["openai", "anthropic", "gemini"]
+"""A provider's strict structured-output dialect."""
+
+_RULES: dict[str, Rules] = {
+    "openai": openai.RULES,
+    "anthropic": anthropic.RULES,
+    "gemini": gemini.RULES,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transformed:
+    """A schema rewritten for one provider, with the way back.
+
+    Attributes:
+        schema: The schema to send to the provider (a new dict).
+        dialect: The dialect it was written for.
+        wrapped: The root was wrapped as `{"value": <original>}`.
+        dropped: One line per constraint removed or rewritten lossily, such as
+            `"$.properties.age: minimum 0 (enforced by validation)"`.
+    """
+
+    schema: dict[str, Any]
+    dialect: Dialect
+    wrapped: bool
+    dropped: tuple[str, ...]
+    codec: Codec = field(repr=False, compare=False)
+
+    def encode(self, value: Any) -> Any:
+        """Put a value valid under the original schema into the provider's shape.
+
+        Args:
+            value: A value valid under the original schema.
+
+        Returns:
+            The same value as the provider would send it.
+
+        Example:
+            >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
+            >>> t.encode([1, 2])
+            {'value': [1, 2]}
+        """
+        return self.codec.encode(value)
+
+    def restore(self, value: Any) -> Any:
+        """Bring a provider output back to the original schema's shape.
+
+        Never raises: a part of unexpected shape is returned unchanged, for the
+        validation against the original schema to report.
+
+        Args:
+            value: The provider's parsed output.
+
+        Returns:
+            The value in the original schema's shape.
+
+        Example:
+            >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
+            >>> t.restore({"value": [1, 2]})
+            [1, 2]
+        """
+        return self.codec.restore(value)
+
+
+def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed:
+    """Rewrite a JSON Schema for a provider's strict structured-output mode.
+
+    Args:
+        schema: Any JSON Schema (draft 2020-12 or draft 7); it is not modified.
+        dialect: `"openai"`, `"anthropic"` or `"gemini"`.
+
+    Returns:
+        The provider schema and the codec between both shapes.
+
+    Raises:
+        DialectError: The schema cannot be expressed faithfully in the dialect.
+        UserError: The dialect is unknown or the schema is not a JSON Schema.
+
+    Example:
+        >>> t = transform(
+        ...     {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}},
+        ...     "anthropic",
+        ... )
+        >>> t.schema["properties"]["age"]
+        {'type': 'integer', 'description': '(minimum: 0)'}
+        >>> t.dropped
+        ('$.properties.age: minimum 0 (enforced by validation)',)
+    """
+    if dialect not in _RULES:
+        raise UserError(f"Unknown dialect {dialect!r}; expected one of {get_args(Dialect)}")
+    if isinstance(schema, bool):
+        schema = {} if schema else {"not": {}}
+    if not isinstance(schema, Mapping):
+        raise UserError(f"A JSON Schema must be a mapping, got {type(schema).__name__}")
+    root, defs = normalise_refs(schema, dialect)
+    walker = Walker(_RULES[dialect], defs)
+    out, codec, wrapped = walker.run(root)
+    return Transformed(
+        schema=out,
+        dialect=dialect,
+        wrapped=wrapped,
+        dropped=tuple(walker.dropped),
+        codec=codec,
+    )
+
+
+__all__ = ("Dialect", "DialectError", "Transformed", "transform")
