@@ -1,0 +1,87 @@
+"""The compat harness itself: the upstream tests really exercise our create_agent."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+from typing import Any
+
+import langchain.agents
+import langchain.agents.factory
+import pytest
+from langchain.agents.structured_output import ToolStrategy
+from pydantic import BaseModel
+
+from langchain_structx import middleware
+from tests.compat import plugin
+
+UPSTREAM_MODULES = (
+    "tests.unit_tests.agents.test_response_format",
+    "tests.unit_tests.agents.middleware.implementations.test_structured_output_retry",
+    "tests.unit_tests.agents.middleware.implementations.test_model_refusal",
+)
+
+
+def test_langchain_create_agent_is_ours() -> None:
+    assert langchain.agents.create_agent is middleware.create_agent
+    assert langchain.agents.factory.create_agent is middleware.create_agent
+
+
+@pytest.mark.parametrize("name", UPSTREAM_MODULES)
+def test_upstream_module_sees_ours(name: str) -> None:
+    module = importlib.import_module(name)
+    assert module.__file__ is not None
+    assert module.__file__.startswith(str(plugin.UPSTREAM))
+    assert module.create_agent is middleware.create_agent
+
+
+def test_ours_wraps_langchains_original() -> None:
+    original = middleware._langchain_create_agent
+    assert original is not middleware.create_agent
+    assert original.__module__ == "langchain.agents.factory"
+
+
+def test_signature_is_langchains() -> None:
+    ours = inspect.signature(middleware.create_agent).parameters
+    theirs = inspect.signature(middleware._langchain_create_agent).parameters
+    assert list(ours) == list(theirs)
+    assert [p.kind for p in ours.values()] == [p.kind for p in theirs.values()]
+
+
+def test_agent_built_through_langchain_runs_our_middleware() -> None:
+    from tests.unit_tests.agents.model import FakeToolCallingModel
+
+    class Answer(BaseModel):
+        text: str
+
+    model = FakeToolCallingModel(
+        tool_calls=[[{"name": "Answer", "id": "1", "args": {"text": "hi"}}]]
+    )
+    agent: Any = langchain.agents.create_agent(model, response_format=ToolStrategy(Answer))
+    assert any("StructuredOutputMiddleware" in node for node in agent.get_graph().nodes)
+    state = agent.invoke({"messages": [("user", "hi")]})
+    assert state["structured_response"] == Answer(text="hi")
+    assert state["structured_output_report"]["strategy"] == "tool"
+
+
+def test_upstream_files_are_verbatim() -> None:
+    sums = (plugin.UPSTREAM / "SHA256SUMS").read_text().splitlines()
+    assert sums
+    for line in sums:
+        digest, name = line.split(maxsplit=1)
+        data = (plugin.UPSTREAM / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == digest, name
+
+
+def test_every_deliberate_entry_names_a_test(pytestconfig: pytest.Config) -> None:
+    stale = plugin.stale_entries(pytestconfig)
+    if stale is None:
+        pytest.skip("only checked when whole upstream files are collected")
+    assert stale == []
+
+
+@pytest.mark.parametrize("key", sorted({**plugin.DELIBERATE, **plugin.FORCED}))
+def test_documented(key: str) -> None:
+    docs = plugin.UPSTREAM.parents[2] / "docs" / "compatibility.md"
+    assert key in docs.read_text(encoding="utf-8")
