@@ -1,19 +1,85 @@
-"""Reliable, portable structured output for LangChain agents and LangGraph graphs."""
+"""Reliable, portable structured output for LangChain agents and LangGraph graphs.
 
+Example:
+    >>> from langchain_structx import create_agent, ToolStrategy
+    >>> callable(create_agent) and ToolStrategy.__name__
+    'ToolStrategy'
+"""
+
+from langchain_structx._capabilities import FALLBACKS
 from langchain_structx._version import __version__
 from langchain_structx.errors import (
     AttemptError,
+    DialectError,
+    InvalidOutputError,
+    JSONParseError,
+    MalformedJSONError,
+    MissingOutputError,
+    MultipleOutputsError,
+    OutputValidationError,
+    ProviderRejectedError,
+    RouteError,
+    SchemaError,
+    StructuredOutputFailure,
     StructuredOutputRefusal,
     StructuredOutputRetryError,
     StructxError,
+    TruncatedJSONError,
+    TruncatedOutputError,
     UserError,
+    ValidationIssue,
+)
+from langchain_structx.middleware import (
+    StructuredAgentState,
+    StructuredOutputMiddleware,
+    create_agent,
+)
+from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
+from langchain_structx.strategies import (
+    AutoStrategy,
+    ErrorContext,
+    HandleErrors,
+    PromptedStrategy,
+    ProviderStrategy,
+    Strategy,
+    StrategyName,
+    ToolStrategy,
 )
 
 __all__ = (
+    "FALLBACKS",
     "AttemptError",
+    "AutoStrategy",
+    "DialectError",
+    "ErrorContext",
+    "FallbackRecord",
+    "HandleErrors",
+    "InvalidOutputError",
+    "JSONParseError",
+    "MalformedJSONError",
+    "MissingOutputError",
+    "MultipleOutputsError",
+    "OutputValidationError",
+    "PromptedStrategy",
+    "ProviderRejectedError",
+    "ProviderStrategy",
+    "RouteError",
+    "SchemaError",
+    "Strategy",
+    "StrategyName",
+    "StructuredAgentState",
+    "StructuredOutputFailure",
+    "StructuredOutputMiddleware",
     "StructuredOutputRefusal",
     "StructuredOutputRetryError",
+    "StructuredReport",
     "StructxError",
+    "TokenUsage",
+    "ToolStrategy",
+    "TruncatedJSONError",
+    "TruncatedOutputError",
     "UserError",
+    "ValidationIssue",
     "__version__",
+    "create_agent",
 )

@@ -9,21 +9,15 @@ many threads.
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
 
 from langchain_structx.strategies import StrategyName
 
-try:  # LangChain's list of model names known to support native structured output.
-    from langchain.agents.factory import FALLBACK_MODELS_WITH_STRUCTURED_OUTPUT as _KNOWN
-except ImportError:  # pragma: no cover - only if LangChain drops the list
-    _KNOWN = []
-
-_KNOWN_NAMES = tuple(re.compile(p) for p in _KNOWN)
 _REJECTION_WORDS = (
     "response_format",
     "response format",
@@ -59,11 +53,16 @@ def _first_attr(model: Any, names: Iterable[str]) -> str:
     return ""
 
 
-def supported_strategies(model: Any) -> frozenset[StrategyName]:
-    """The strategies the model's profile (or name) says it supports."""
+def supported_strategies(model: Any, tools: Sequence[Any] = ()) -> frozenset[StrategyName]:
+    """The strategies the model's profile (or name) says it supports.
+
+    Native output follows LangChain's own rule (profile, known model names, and
+    the exception for models that cannot combine it with tools), looked up at
+    call time so that it stays in step with the installed LangChain.
+    """
     profile = getattr(model, "profile", None) or {}
     found: set[StrategyName] = {"prompted"}
-    if profile.get("structured_output") or _known_name(model):
+    if _provider_supported(model, tools):
         found.add("provider")
     tool_calling = profile.get("tool_calling")
     if tool_calling or (tool_calling is None and _overrides_bind_tools(model)):
@@ -71,9 +70,12 @@ def supported_strategies(model: Any) -> frozenset[StrategyName]:
     return frozenset(found)
 
 
-def _known_name(model: Any) -> bool:
-    name = _first_attr(model, ("model_name", "model", "model_id"))
-    return bool(name) and any(p.search(name) for p in _KNOWN_NAMES)
+def _provider_supported(model: Any, tools: Sequence[Any]) -> bool:
+    check = getattr(_langchain_factory, "_supports_provider_strategy", None)
+    if check is not None and isinstance(model, BaseChatModel):
+        return bool(check(model, tools=list(tools)))
+    profile = getattr(model, "profile", None) or {}
+    return bool(profile.get("structured_output"))
 
 
 def _overrides_bind_tools(model: Any) -> bool:
@@ -145,10 +147,13 @@ FALLBACKS = FallbackMemory()
 
 
 def auto_order(
-    model: Any, preferred: tuple[StrategyName, ...], memory: FallbackMemory = FALLBACKS
+    model: Any,
+    preferred: tuple[StrategyName, ...],
+    memory: FallbackMemory = FALLBACKS,
+    tools: Sequence[Any] = (),
 ) -> tuple[StrategyName, ...]:
     """Strategies to try for `model`, best first, skipping remembered rejections."""
-    usable = supported_strategies(model)
+    usable = supported_strategies(model, tools)
     rejected = memory.rejected(model_identity(model))
     order = tuple(s for s in preferred if s in usable and s not in rejected)
     return order or ("prompted",)

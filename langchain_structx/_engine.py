@@ -93,8 +93,9 @@ class _Run:
     errors: list[AttemptError] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)
 
-    def count(self, message: AIMessage) -> None:
-        self.progress["attempts"] += 1
+    def count(self, message: AIMessage, *, attempt: bool) -> None:
+        # Turns spent calling ordinary tools cost tokens but are not attempts.
+        self.progress["attempts"] += attempt
         usage = add_usage(_usage(self.progress["usage"]), message.usage_metadata)
         self.progress["usage"] = _tokens(usage)
 
@@ -169,6 +170,7 @@ def attempt_loop(
     state: Mapping[str, Any],
     progress: Progress | None = None,
     memory: caps.FallbackMemory = caps.FALLBACKS,
+    tools: Sequence[Any] = (),
 ) -> Generator[Step, Any, RunResult]:
     """Ask for structured output until it validates, retries run out, or tools must run.
 
@@ -178,6 +180,8 @@ def attempt_loop(
         state: Agent or graph state, shown to error handlers.
         progress: Bookkeeping carried over from an earlier step of the same run.
         memory: Where rejected strategies are remembered.
+        tools: The caller's own tools (some models cannot combine them with
+            native structured output).
 
     Yields:
         Steps for the driver to perform.
@@ -186,7 +190,9 @@ def attempt_loop(
         What to add to the state.
     """
     run = _Run(plan, state, progress or new_progress())
-    order = caps.auto_order(model, plan.candidates, memory) if plan.auto else plan.candidates
+    order = plan.candidates
+    if plan.auto:
+        order = caps.auto_order(model, plan.candidates, memory, tools)
     while True:
         strategy = order[0]
         try:
@@ -199,8 +205,8 @@ def attempt_loop(
             memory.remember(caps.model_identity(model), strategy)
             order = order[1:]
             continue
-        run.count(message)
         seen = interpret(plan, strategy, message)
+        run.count(message, attempt=seen.outcome is not None)
         if seen.outcome is None:
             return run.pending([message])
         if isinstance(seen.outcome, Found):
@@ -320,6 +326,9 @@ def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> Run
         send, error = None, None
         try:
             send = call_model(step) if isinstance(step, CallModel) else _invoke_sync(step)
+        except StopIteration as exc:
+            # Thrown into a generator it would turn into a RuntimeError; keep it as is.
+            raise exc
         except Exception as exc:
             error = exc
 
@@ -341,6 +350,9 @@ async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCa
                 send = step.fn(*step.args)
                 if inspect.isawaitable(send):
                     send = await send
+        except StopIteration as exc:
+            # Thrown into a generator it would turn into a RuntimeError; keep it as is.
+            raise exc
         except Exception as exc:
             error = exc
 

@@ -22,7 +22,7 @@ catches LangChain's errors keeps working::
         │   ├── MultipleOutputsError    (+ langchain MultipleStructuredOutputsError)
         │   ├── TruncatedOutputError    the model stopped before the output was complete
         │   ├── MissingOutputError      prose where a structured answer was required
-        │   └── StructuredOutputRefusal the model declined to answer
+        │   └── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError)
         ├── ProviderRejectedError       the provider refused the request itself
         └── StructuredOutputRetryError  every allowed attempt failed
 
@@ -258,8 +258,11 @@ class MissingOutputError(AttemptError):
     kind: FailureKind = "no_output"
 
 
-class StructuredOutputRefusal(AttemptError):
+class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
     """The model refused to produce the output.
+
+    It also derives from LangChain's `StructuredOutputValidationError`, which is
+    what LangChain's `ModelRefusalMiddleware` converts into its refusal error.
 
     Attributes:
         refusal: The model's own words, when it gave any.
@@ -276,7 +279,10 @@ class StructuredOutputRefusal(AttemptError):
         usage: UsageMetadata | None = None,
     ) -> None:
         self.refusal = refusal
-        super().__init__(
+        self.tool_name = "response_format"
+        self.source = ValueError(refusal)
+        StructuredOutputFailure.__init__(
+            self,
             f"The model refused to answer: {refusal}",
             ai_message=ai_message,
             attempt=attempt,

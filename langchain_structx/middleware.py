@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, Union, cast
 
@@ -30,9 +32,11 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     OmitFromInput,
     PrivateStateAttr,
+    ToolCallRequest,
     hook_config,
 )
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -87,6 +91,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         self.plan: Plan = build_plan(response_format)
         self.tools = []
         self.state_schema = typed_state_schema(StructuredAgentState, self.plan)
+        self._overrides: dict[int, tuple[Any, Plan]] = {}
 
     def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Clear what an earlier turn left, so it never leaks into this one."""
@@ -121,14 +126,15 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
         """Run the attempt loop around the model call."""
+        plan = self._plan_for(request)
         sink = streaming.EventSink()
 
         def call(step: _engine.CallModel) -> AIMessage:
             return streaming.watched(
-                sink, self.plan, step, lambda: _ai_message(handler(_extend(request, step)))
+                sink, plan, step, lambda: _ai_message(handler(_extend(request, step)))
             )
 
-        return _respond(_engine.drive(self._loop(request), call), sink)
+        return _respond(_engine.drive(self._loop(plan, request), call), sink)
 
     async def awrap_model_call(
         self,
@@ -136,22 +142,58 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
         """Async form of `wrap_model_call`."""
+        plan = self._plan_for(request)
         sink = streaming.EventSink()
 
         async def call(step: _engine.CallModel) -> AIMessage:
             async def once() -> AIMessage:
                 return _ai_message(await handler(_extend(request, step)))
 
-            return await streaming.awatched(sink, self.plan, step, once)
+            return await streaming.awatched(sink, plan, step, once)
 
-        response = _respond(await _engine.adrive(self._loop(request), call), sink)
+        response = _respond(await _engine.adrive(self._loop(plan, request), call), sink)
         await sink.flush()
         return response
 
-    def _loop(self, request: ModelRequest[Any]) -> Any:
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Pass tool calls through unchanged.
+
+        Defining this hook is what lets the structured-output tools reach the
+        model as `BaseTool` objects, exactly as LangChain binds its own: LangChain
+        checks middleware-added tools only when no middleware wraps tool calls.
+        """
+        return handler(request)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async form of `wrap_tool_call`."""
+        return await handler(request)
+
+    def _plan_for(self, request: ModelRequest[Any]) -> Plan:
+        # An outer middleware may narrow or replace the response format for one
+        # call (LangChain allows this through `request.override`); honour it.
+        override = request.response_format
+        if override is None:
+            return self.plan
+        cached = self._overrides.get(id(override))
+        if cached is None or cached[0] is not override:
+            cached = (override, build_plan(override))
+            self._overrides[id(override)] = cached
+        return cached[1]
+
+    def _loop(self, plan: Plan, request: ModelRequest[Any]) -> Any:
         state: dict[str, Any] = dict(request.state)
         progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
-        return _engine.attempt_loop(self.plan, model=request.model, state=state, progress=progress)
+        return _engine.attempt_loop(
+            plan, model=request.model, state=state, progress=progress, tools=request.tools
+        )
 
 
 TYPES_KEY = "structx_response_types"
@@ -182,12 +224,32 @@ def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest
         system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
     return request.override(
         messages=cast("list[AnyMessage]", _engine.with_history(request.messages, step)),
-        tools=[*request.tools, *spec.tools],
+        tools=[*request.tools, *_as_tools(spec.tools)],
         tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
         model_settings={**request.model_settings, **spec.model_settings},
         system_message=system,
         response_format=None,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _tool(name: str, description: str, parameters: str) -> BaseTool:
+    return StructuredTool(
+        name=name, description=description, args_schema=json.loads(parameters), func=_never
+    )
+
+
+def _never(**_: Any) -> str:
+    raise RuntimeError("structured-output tools are answered by the middleware, never run")
+
+
+def _as_tools(specs: Sequence[dict[str, Any]]) -> list[BaseTool]:
+    out = []
+    for spec in specs:
+        function = spec["function"]
+        parameters = json.dumps(function["parameters"], sort_keys=True)
+        out.append(_tool(function["name"], function["description"], parameters))
+    return out
 
 
 def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:

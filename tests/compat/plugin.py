@@ -54,39 +54,13 @@ Every reason says what LangChain does, what we do and why ours is better.
 docs/compatibility.md lists the same entries.
 """
 
-FORCED: dict[str, str] = {
-    f"{_RF}::test_wrap_model_call_narrows_response_format_tools": (
-        "Forced by the drop-in design (not an improvement): the test's recording model counts "
-        "only BaseTool instances among the bound tools. LangChain binds its structured-output "
-        "tools as StructuredTool objects; our middleware must add them as OpenAI-format tool "
-        "dicts, because LangChain's factory rejects BaseTool objects that middleware adds to "
-        "request.tools ('Middleware added tools that the agent doesn't know how to execute'). "
-        "The recorder therefore sees [] whatever is bound."
-    ),
-}
+FORCED: dict[str, str] = {}
 """Upstream tests that cannot pass with any middleware-based implementation.
 
 docs/compatibility.md lists the same entries, apart from the improvements.
 """
 
-KNOWN_BUGS: dict[str, str] = {
-    f"{_REFUSAL}::test_refusal_with_provider_strategy[False]": (
-        "Bug in langchain_structx (errors.py): StructuredOutputRefusal is not a "
-        "StructuredOutputValidationError, so `except StructuredOutputValidationError` and "
-        "LangChain's ModelRefusalMiddleware (which converts that error into ModelRefusalError) "
-        "miss our refusals."
-    ),
-    f"{_REFUSAL}::test_refusal_with_provider_strategy[True]": (
-        "Bug in langchain_structx (errors.py): as the sync case; the async path is the same."
-    ),
-    f"{_RF}::TestDynamicModelWithResponseFormat::"
-    "test_middleware_model_swap_provider_to_tool_strategy": (
-        "Bug in langchain_structx (_capabilities.py): AutoStrategy decides provider support "
-        "itself instead of through langchain.agents.factory._supports_provider_strategy, so it "
-        "misses LangChain's rules (e.g. no provider output for Gemini < 3 with tools) and patches "
-        "of that function; here it picks the tool strategy and the scripted model runs dry."
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 """Upstream tests failing because of bugs on our side, until the core is fixed.
 
 Strict, so the fix turns them into an XPASS failure: then delete the entry.

@@ -1,8 +1,8 @@
 """The intent of upstream tests whose own assertions our drop-in cannot meet or skips.
 
 `test_wrap_model_call_narrows_response_format_tools` upstream counts only BaseTool
-objects, which middleware may not add (see docs/compatibility.md); here the same
-scenario also counts the tool dicts we bind. `TestSupportsProviderStrategy` upstream
+objects; here the same scenario also counts tool dicts, so the narrowing is checked
+whatever form the tools take. `TestSupportsProviderStrategy` upstream
 checks LangChain's helper directly; here the same rule is checked on our
 AutoStrategy, which chooses the strategy itself.
 """
@@ -55,11 +55,6 @@ def _tool_name(spec: Any) -> str:
     return str(spec.get("function", spec).get("name"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Bug in langchain_structx (middleware.py): request.response_format set by an outer "
-    "middleware is ignored; the plan built at construction is always used.",
-)
 def test_wrap_model_call_narrowing_binds_only_the_narrowed_tool() -> None:
     class RecordingModel(GenericFakeChatModel):
         bound_tool_names: list[list[str]] = Field(default_factory=list)
@@ -89,11 +84,6 @@ def test_wrap_model_call_narrowing_binds_only_the_narrowed_tool() -> None:
     assert model.bound_tool_names == [["WeatherBaseModel"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Bug in langchain_structx (_capabilities.py): provider support ignores the tools, so "
-    "Gemini 2 with tools gets provider output, which it cannot combine with tool calling.",
-)
 def test_auto_strategy_avoids_provider_output_for_gemini_2_with_tools() -> None:
     class Gemini2(FakeToolCallingModel):
         model_name: str = "gemini-2.5-flash"
