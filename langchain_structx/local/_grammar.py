@@ -1,0 +1,445 @@
+r"""Make JSON schemas safe for llama.cpp's schema-to-grammar converter.
+
+The converter copies regex escapes such as `\d` verbatim into GBNF, which llama.cpp
+cannot parse; a bad grammar crashes the server and, in-process, leaves a null sampler.
+So every `pattern` is rewritten into the subset GBNF understands (character classes
+and `\xHH` escapes), or dropped when that is impossible. Dropping only loosens the
+constraint: the caller still validates the output against the original schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_structx.errors import UserError
+from langchain_structx.local._weights import LocalModelError
+
+# Regex shorthand classes, written as GBNF-safe character classes.
+_CLASS_ALONE = {
+    "d": "[0-9]",
+    "w": "[A-Za-z0-9_]",
+    "s": "[ \\t\\n\\r]",
+    "D": "[^0-9]",
+    "W": "[^A-Za-z0-9_]",
+    "S": "[^ \\t\\n\\r]",
+}
+_CLASS_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
+_CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
+_HEX = {"x": 2, "u": 4}
+_BOUNDS = re.compile(r"\{(\d+|\d+,\d*|,\d+)\}")
+# Escapes llama.cpp's GBNF parser accepts; anything else is a parse error.
+_GBNF_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[tnr\\\"\[\]])")
+
+_SCHEMA_VALUED = ("additionalProperties", "items", "not", "contains", "if", "then", "else")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+class GrammarError(LocalModelError):
+    """A schema could not be turned into a grammar llama.cpp accepts."""
+
+
+class _Unsupported(Exception):
+    """Internal: the pattern uses a feature with no grammar equivalent."""
+
+
+def _code_point(char: str) -> str:
+    """Escape one character the way GBNF spells it inside a class."""
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02X}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04X}"
+    return f"\\U{code:08X}"
+
+
+class _Rewriter:
+    """Single pass over a regex body, emitting the GBNF-friendly equivalent."""
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.pos = 0
+        self.out: list[str] = []
+
+    def peek(self, offset: int = 0) -> str:
+        index = self.pos + offset
+        return self.body[index] if index < len(self.body) else ""
+
+    def run(self) -> str:
+        while self.pos < len(self.body):
+            self.step(self.peek())
+        return "".join(self.out)
+
+    def step(self, char: str) -> None:
+        if char == "\\":
+            self.out.append(self.escape(inside=False))
+        elif char == "[":
+            self.out.append(self.bracket())
+        elif char == "(":
+            self.group()
+        elif char in "^$":
+            raise _Unsupported("anchor inside the pattern")
+        elif char == "{":
+            self.bounds()
+        elif char in "*+?":
+            self.quantifier(char)
+        elif char in "]}":
+            # Literal in a regex, but the converter loops forever on a bare one.
+            self.out.append(self.literal(char, inside=False))
+            self.pos += 1
+        else:
+            self.out.append(char)
+            self.pos += 1
+
+    def escape(self, *, inside: bool) -> str:
+        """Translate the escape at `pos` (a backslash) and step past it."""
+        letter = self.peek(1)
+        self.pos += 2
+        table = _CLASS_INSIDE if inside else _CLASS_ALONE
+        if letter in table:
+            return table[letter]
+        if letter in _CONTROL:
+            return self.literal(_CONTROL[letter], inside)
+        if letter in _HEX:
+            digits = self.body[self.pos : self.pos + _HEX[letter]]
+            if len(digits) != _HEX[letter] or not all(
+                c in "0123456789abcdefABCDEF" for c in digits
+            ):
+                raise _Unsupported(f"bad \\{letter} escape")
+            self.pos += len(digits)
+            return self.literal(chr(int(digits, 16)), inside)
+        if not letter or letter.isalnum():
+            # \b, \B, back-references, \p{...} and friends: no grammar equivalent.
+            raise _Unsupported(f"escape \\{letter}")
+        return self.literal(letter, inside)
+
+    @staticmethod
+    def literal(char: str, inside: bool) -> str:
+        # A one-character class is the only spelling the converter passes through
+        # untouched, whatever the character is.
+        return _code_point(char) if inside else f"[{_code_point(char)}]"
+
+    def bracket(self) -> str:
+        """Translate a `[...]` class starting at `pos`."""
+        parts = ["["]
+        self.pos += 1
+        if self.peek() == "^":
+            parts.append("^")
+            self.pos += 1
+        first = True
+        while (char := self.peek()) != "]" or first:
+            if not char:
+                raise _Unsupported("unclosed character class")
+            if char == "\\":
+                parts.append(self.escape(inside=True))
+            else:
+                # A leading "]" is literal in a regex; "[" may start a POSIX class.
+                if char == "[" and self.peek(1) == ":":
+                    raise _Unsupported("POSIX character class")
+                parts.append(_code_point(char) if char in '[]\\"' else char)
+                self.pos += 1
+            first = False
+        self.pos += 1
+        parts.append("]")
+        return "".join(parts)
+
+    def group(self) -> None:
+        self.pos += 1
+        if self.peek() == "?":
+            if self.peek(1) != ":":
+                raise _Unsupported("lookaround or inline flag")
+            self.pos += 2  # A non-capturing group is just a group to a grammar.
+        self.out.append("(")
+
+    def repeatable(self) -> None:
+        # The converter indexes the previous item; with none it crashes.
+        if not self.out or self.out[-1] in ("(", "|"):
+            raise _Unsupported("quantifier with nothing to repeat")
+
+    def bounds(self) -> None:
+        match = _BOUNDS.match(self.body, self.pos)
+        if match is None:
+            raise _Unsupported("brace that is not a repetition")
+        self.repeatable()
+        self.out.append(match.group(0))
+        self.pos = match.end()
+        self.lazy_suffix()
+
+    def quantifier(self, char: str) -> None:
+        self.repeatable()
+        self.out.append(char)
+        self.pos += 1
+        self.lazy_suffix()
+
+    def lazy_suffix(self) -> None:
+        # Laziness changes which match is found, not which strings match: drop it.
+        if self.peek() == "?":
+            self.pos += 1
+        elif self.peek() == "+":
+            raise _Unsupported("possessive quantifier")
+
+
+def _strip_anchors(pattern: str) -> tuple[str, bool, bool]:
+    start = pattern.startswith("^")
+    body = pattern[1:] if start else pattern
+    trailing_backslashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
+    end = body.endswith("$") and trailing_backslashes % 2 == 0
+    return (body[:-1] if end else body), start, end
+
+
+def sanitize_pattern(pattern: str) -> str | None:
+    r"""Rewrite a JSON-schema regex so llama.cpp's grammar converter handles it.
+
+    Shorthand classes become explicit classes, escaped characters become `\xHH`
+    classes, lazy quantifiers and non-capturing groups are simplified, and the
+    pattern is anchored (JSON Schema patterns match anywhere; the converter wants
+    `^...$`).
+
+    Args:
+        pattern: A regex as written in a JSON schema.
+
+    Returns:
+        An equivalent, anchored pattern, or `None` when it cannot be expressed.
+
+    Example:
+        >>> sanitize_pattern(r"^\d{3}-\d{4}$")
+        '^([0-9]{3}-[0-9]{4})$'
+        >>> sanitize_pattern(r"\bword\b") is None
+        True
+    """
+    body, start, end = _strip_anchors(pattern)
+    try:
+        rewritten = _Rewriter(body).run()
+    except _Unsupported:
+        return None
+    candidate = f"^{'' if start else '.*'}({rewritten}){'' if end else '.*'}$"
+    if not _compiles(candidate):
+        # Malformed structure (stray parenthesis, repeated quantifier) would
+        # reach the grammar unchecked; Python's parser is a good-enough judge.
+        return None
+    return candidate if _converts({"type": "string", "pattern": candidate}) else None
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
+def _converts(schema: Mapping[str, Any]) -> bool:
+    try:
+        lint_gbnf(_convert(schema))
+    except (GrammarError, ValueError, AssertionError, KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    r"""Return a copy of `schema` whose patterns are all safe for the converter.
+
+    Args:
+        schema: A JSON schema; it is not modified.
+
+    Returns:
+        A deep copy with each `pattern` rewritten or, when impossible, removed.
+
+    Example:
+        >>> sanitize_schema({"type": "string", "pattern": "^\\d+$"})
+        {'type': 'string', 'pattern': '^([0-9]+)$'}
+    """
+    clean = copy.deepcopy(dict(schema))
+    _sanitize_node(clean)
+    return clean
+
+
+def _sanitize_node(node: Any) -> None:
+    if not isinstance(node, dict):
+        return
+    pattern = node.get("pattern")
+    if isinstance(pattern, str):
+        safe = sanitize_pattern(pattern)
+        if safe is None:
+            del node["pattern"]
+        else:
+            node["pattern"] = safe
+    for key in _SCHEMA_VALUED:
+        _sanitize_node(node.get(key))
+    for key in _SCHEMA_LISTS:
+        value = node.get(key)
+        for child in value if isinstance(value, list) else ():
+            _sanitize_node(child)
+    for key in _SCHEMA_MAPS:
+        value = node.get(key)
+        for child in value.values() if isinstance(value, dict) else ():
+            _sanitize_node(child)
+
+
+def lint_gbnf(grammar: str) -> str:
+    """Reject grammar text containing escapes that llama.cpp's parser refuses.
+
+    Args:
+        grammar: GBNF text.
+
+    Returns:
+        The same text, when every backslash starts a valid escape.
+
+    Raises:
+        GrammarError: Some escape would make llama.cpp fail to parse the grammar.
+    """
+    stripped = _GBNF_ESCAPE.sub("", grammar)
+    if "\\" in stripped:
+        bad = stripped[stripped.index("\\") :][:12]
+        raise GrammarError(f"grammar contains an escape llama.cpp cannot parse near {bad!r}")
+    return grammar
+
+
+def _convert(schema: Mapping[str, Any]) -> str:
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return str(json_schema_to_gbnf(json.dumps(schema)))
+
+
+def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
+    """Sanitise `schema` and convert it to GBNF text llama.cpp can parse.
+
+    Args:
+        schema: A JSON schema.
+
+    Returns:
+        Grammar text whose language is (a superset of) the schema's JSON values.
+
+    Raises:
+        GrammarError: The converter rejects the schema even after sanitising.
+    """
+    try:
+        grammar = _convert(sanitize_schema(schema))
+    except (ValueError, AssertionError, KeyError, IndexError, TypeError, RecursionError) as exc:
+        raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
+    return lint_gbnf(grammar)
+
+
+# --- Which grammar a request needs -------------------------------------------------
+
+OutputKind = Literal["text", "json", "forced_tool", "auto_tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPlan:
+    """How one request constrains the model's output.
+
+    Attributes:
+        kind: Free text, schema-constrained JSON, a forced tool call, or free text
+            that may contain a tool call.
+        schema: The schema the grammar enforces (`json` and `forced_tool` only).
+        tools: OpenAI-style function definitions to describe in the prompt.
+    """
+
+    kind: OutputKind
+    schema: dict[str, Any] | None = None
+    tools: tuple[dict[str, Any], ...] = ()
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    return str(tool["function"]["name"])
+
+
+def _chosen_name(tool_choice: Any) -> str | None:
+    """The tool a choice names, if it names exactly one."""
+    if isinstance(tool_choice, str) and tool_choice not in ("auto", "any", "required", "none"):
+        return tool_choice
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else tool_choice.get("name")
+        if isinstance(name, str):
+            return name
+        raise UserError(f"tool_choice {tool_choice!r} does not name a tool")
+    return None
+
+
+def call_schema(tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """Schema of `{"name": ..., "arguments": ...}` for any one of `tools`.
+
+    This is the shape Qwen-style models are trained to emit for a call, so forcing it
+    keeps the arguments as good as the model can make them.
+    """
+    variants = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": _tool_name(tool)},
+                "arguments": tool["function"].get("parameters") or {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+        }
+        for tool in tools
+    ]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+def _response_schema(response_format: Any) -> dict[str, Any] | None:
+    if response_format is None:
+        return None
+    if not isinstance(response_format, Mapping):
+        raise UserError(f"response_format must be a dict, got {type(response_format).__name__}")
+    kind = response_format.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return dict(response_format.get("schema") or {"type": "object"})
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, Mapping) else None
+        if not isinstance(schema, Mapping):
+            raise UserError("response_format json_schema needs json_schema.schema")
+        return dict(schema)
+    raise UserError(f"unsupported response_format type {kind!r}")
+
+
+def plan_output(
+    tools: list[dict[str, Any]] | None, tool_choice: Any, response_format: Any
+) -> OutputPlan:
+    """Decide how to constrain one request.
+
+    A forced tool call wins over `response_format`, which wins over optional tools.
+
+    Args:
+        tools: OpenAI-style tool definitions, as stored by `bind_tools`.
+        tool_choice: `None`, `"auto"`, `"none"`, `"any"`, `"required"`, a tool name,
+            or `{"type": "function", "function": {"name": ...}}`.
+        response_format: `None` or an OpenAI-style `response_format` dict.
+
+    Returns:
+        The plan for the request.
+
+    Raises:
+        UserError: The choice names an unknown tool or forces a call with no tools.
+
+    Example:
+        >>> plan_output(None, None, {"type": "json_object"}).schema
+        {'type': 'object'}
+    """
+    available = tuple(tools or ())
+    if tool_choice in ("none", False):
+        available = ()
+    forced = tool_choice in ("any", "required", True)
+    name = _chosen_name(tool_choice)
+    if name is not None:
+        available = tuple(t for t in available if _tool_name(t) == name)
+        if not available:
+            raise UserError(f"tool_choice names {name!r}, which is not among the bound tools")
+        forced = True
+    if forced:
+        if not available:
+            raise UserError("tool_choice forces a tool call but no tools are bound")
+        return OutputPlan("forced_tool", call_schema(available), available)
+    schema = _response_schema(response_format)
+    if schema is not None:
+        return OutputPlan("json", schema)
+    return OutputPlan("auto_tool", None, available) if available else OutputPlan("text")

@@ -1,0 +1,433 @@
+"""`LocalChatModel`: a LangChain chat model running llama.cpp in this process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.model_profile import ModelProfile
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    InvalidToolCall,
+    ToolCall,
+    ToolCallChunk,
+    ToolMessage,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_output, schema_to_gbnf
+from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+_DEFAULT_SYSTEM = "You are a helpful assistant."
+_ANSWER_FROM_RESULTS = "Use the tool results above to answer my question in plain text."
+
+
+@dataclass
+class _Loaded:
+    """One llama.cpp model and the lock that serialises its use."""
+
+    llama: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_CACHE: dict[tuple[str, int, int, str | None], _Loaded] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> _Loaded:
+    """Load a model once per process and configuration; later calls share it."""
+    key = (str(path), n_ctx, n_threads, chat_format)
+    with _CACHE_LOCK:
+        loaded = _CACHE.get(key)
+        if loaded is None:
+            from llama_cpp import Llama
+
+            llama = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                chat_format=chat_format,
+                verbose=False,
+            )
+            loaded = _CACHE[key] = _Loaded(llama)
+    return loaded
+
+
+def _grammar(llama: Any, gbnf: str) -> Any:
+    """Build a grammar, refusing text llama.cpp cannot parse instead of crashing."""
+    import llama_cpp
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    vocab = getattr(getattr(llama, "_model", None), "vocab", None)
+    if vocab is not None:
+        # llama.cpp returns NULL for a grammar it cannot parse; sampling with it
+        # would dereference that NULL, so probe first.
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode(), b"root")
+        if not sampler:
+            raise GrammarError("llama.cpp could not parse the generated grammar")
+        llama_cpp.llama_sampler_free(sampler)
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def _text(content: str | list[str | dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    pieces = [p if isinstance(p, str) else str(p.get("text", "")) for p in content]
+    return "".join(pieces)
+
+
+def _render_call(name: str, args: dict[str, Any]) -> str:
+    payload = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+    return f"<tool_call>\n{payload}\n</tool_call>"
+
+
+def _to_llama_messages(
+    messages: Sequence[BaseMessage], *, nudge: bool = True
+) -> list[dict[str, str]]:
+    """Render LangChain messages as plain role/content pairs any template accepts.
+
+    Tool calls and results are written as text in the `<tool_call>` /
+    `<tool_response>` form Qwen's own template produces, because many templates
+    silently drop `tool_calls` fields and `tool` roles. With `nudge`, a trailing
+    tool result asks the model to answer from it.
+    """
+    out: list[dict[str, str]] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            response = f"<tool_response>\n{_text(message.content)}\n</tool_response>"
+            if out and out[-1].get("tool_results") == "1":
+                out[-1]["content"] += "\n" + response  # Consecutive results share a turn.
+            else:
+                out.append({"role": "user", "content": response, "tool_results": "1"})
+            continue
+        role = {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, "user")
+        content = _text(message.content)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = [_render_call(c["name"], c["args"]) for c in message.tool_calls]
+            content = "\n".join(filter(None, [content, *calls]))
+        out.append({"role": role, "content": content})
+    if nudge and messages and isinstance(messages[-1], ToolMessage):
+        # Measured: without this the 0.5B model answers a tool result by repeating
+        # the same call forever; with it, it answers in plain text.
+        out[-1]["content"] += "\n" + _ANSWER_FROM_RESULTS
+    return [{"role": m["role"], "content": m["content"]} for m in out]
+
+
+def _describe_tools(tools: Sequence[dict[str, Any]]) -> str:
+    listing = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+    return (
+        "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{listing}\n</tools>\n\n"
+        "For each function call, return a json object with function name and arguments "
+        "within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    )
+
+
+def _with_tools(messages: list[dict[str, str]], tools: Sequence[dict[str, Any]]) -> None:
+    block = _describe_tools(tools)
+    if messages and messages[0]["role"] == "system":
+        messages[0] = {"role": "system", "content": messages[0]["content"] + block}
+    else:
+        messages.insert(0, {"role": "system", "content": _DEFAULT_SYSTEM + block})
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
+    if not isinstance(obj, dict) or obj.get("name") not in names:
+        return None
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    if not isinstance(args, dict):
+        return None
+    return ToolCall(name=str(obj["name"]), args=args, id=_new_call_id(), type="tool_call")
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(_FENCE.sub("", text.strip()))
+    except ValueError:
+        return None
+
+
+def _detect_calls(text: str, tools: Sequence[dict[str, Any]]) -> list[ToolCall]:
+    """Find tool calls the model wrote as text (best effort, for `auto`)."""
+    names = {str(tool["function"]["name"]) for tool in tools}
+    blocks = _TOOL_CALL_BLOCK.findall(text) or [text]
+    calls = [_call_from(_loads(block), names) for block in blocks]
+    return [call for call in calls if call is not None]
+
+
+def _forced_message(text: str, finish: str) -> AIMessage:
+    """Turn grammar-forced `{"name", "arguments"}` output into a tool call."""
+    obj = _loads(text)
+    if isinstance(obj, dict) and isinstance(obj.get("arguments"), dict):
+        call = ToolCall(
+            name=str(obj.get("name")), args=obj["arguments"], id=_new_call_id(), type="tool_call"
+        )
+        return AIMessage(content="", tool_calls=[call])
+    error = "output truncated at max_tokens" if finish == "length" else "output is not JSON"
+    bad = InvalidToolCall(
+        name=None, args=text, id=_new_call_id(), error=error, type="invalid_tool_call"
+    )
+    return AIMessage(content="", invalid_tool_calls=[bad])
+
+
+def _message_for(plan: OutputPlan, text: str, finish: str) -> tuple[AIMessage, str]:
+    if plan.kind == "forced_tool":
+        message = _forced_message(text, finish)
+        return message, finish if finish == "length" else "tool_calls"
+    if plan.kind == "auto_tool":
+        calls = _detect_calls(text, plan.tools)
+        if calls:
+            return AIMessage(content="", tool_calls=calls), "tool_calls"
+    return AIMessage(content=text), finish
+
+
+class LocalChatModel(BaseChatModel):
+    """Chat model running a GGUF model with llama.cpp inside this process.
+
+    The weights load lazily on first use and are shared by every instance with the
+    same path, context size and thread count. Tool calls and JSON output are
+    enforced with a grammar, not left to the chat template.
+
+    Example:
+        >>> from langchain_structx.local import LocalChatModel
+        >>> model = LocalChatModel(max_tokens=64)
+        >>> model.invoke("Say hi").content  # doctest: +SKIP
+        'Hi! How can I help you today?'
+    """
+
+    model_path: str | Path | None = None
+    """A GGUF file; `None` uses the packaged Qwen2.5-Coder-0.5B-Instruct weights."""
+    n_ctx: int = 4096
+    """Context window in tokens (prompt plus completion)."""
+    n_threads: int | None = None
+    """CPU threads; `None` uses every core (llama.cpp itself would use one)."""
+    temperature: float = 0.0
+    """Sampling temperature; 0 makes extraction reproducible."""
+    max_tokens: int = 512
+    """Upper bound on generated tokens per call."""
+    seed: int | None = None
+    """Sampling seed, for reproducible output at temperature > 0."""
+    chat_format: str | None = None
+    """A llama-cpp-python chat format; `None` uses the template in the GGUF file."""
+    stop: list[str] | None = Field(default=None)
+    """Extra stop sequences."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "langchain-structx-local"
+
+    @property
+    def model_name(self) -> str:
+        """Stable identity such as `local:qwen2.5-coder-0.5b-instruct-q4_k_m`."""
+        if self.model_path is None:
+            return f"local:{DEFAULT_WEIGHTS.model_id}"
+        return f"local:{Path(self.model_path).stem.lower()}"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "n_ctx": self.n_ctx, "max_tokens": self.max_tokens}
+
+    def _resolve_model_profile(self) -> ModelProfile | None:
+        return ModelProfile(
+            max_input_tokens=self.n_ctx,
+            max_output_tokens=self.n_ctx,
+            text_inputs=True,
+            text_outputs=True,
+            open_weights=True,
+            tool_calling=True,
+            tool_choice=True,
+            tool_call_streaming=True,
+            structured_output=True,
+            temperature=True,
+        )
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "llamacpp"
+        params["ls_model_name"] = self.model_name
+        return params
+
+    def load(self) -> Any:
+        """Load (or reuse) the underlying `llama_cpp.Llama` and return it.
+
+        Returns:
+            The shared `Llama` object; use it only while holding no other request.
+        """
+        return self._loaded().llama
+
+    def _loaded(self) -> _Loaded:
+        path = ensure_weights() if self.model_path is None else validate_gguf(self.model_path)
+        threads = self.n_threads or os.cpu_count() or 1
+        return _load(path, self.n_ctx, threads, self.chat_format)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools, optionally forcing a call.
+
+        Args:
+            tools: Tools as LangChain tools, functions, pydantic models or dicts.
+            tool_choice: `"auto"`/`None` (model decides; best effort on small models),
+                `"none"`, `"any"`/`"required"` (grammar forces one call to some tool),
+                a tool name or `{"type": "function", "function": {"name": ...}}`
+                (grammar forces that tool).
+            **kwargs: Passed on to `bind`.
+
+        Returns:
+            A runnable that calls this model with the tools.
+
+        Example:
+            >>> def add(a: int, b: int) -> int:
+            ...     '''Add two numbers.'''
+            ...     return a + b
+            >>> bound = LocalChatModel().bind_tools([add], tool_choice="add")
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        plan_output(formatted, tool_choice, None)  # Fail on a bad choice now, not later.
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _request(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> tuple[OutputPlan, dict[str, Any]]:
+        plan = plan_output(
+            kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
+        )
+        prompt = _to_llama_messages(messages, nudge=plan.kind != "forced_tool")
+        if plan.kind in ("forced_tool", "auto_tool"):
+            _with_tools(prompt, plan.tools)
+        request: dict[str, Any] = {
+            "messages": prompt,
+            "temperature": kwargs.get("temperature", self.temperature),
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "stop": [*(self.stop or []), *(stop or [])],
+        }
+        seed = kwargs.get("seed", self.seed)
+        if seed is not None:
+            request["seed"] = seed
+        if plan.schema is not None:
+            request["gbnf"] = schema_to_gbnf(plan.schema)
+        return plan, request
+
+    def _complete(self, loaded: _Loaded, request: dict[str, Any], stream: bool) -> Any:
+        gbnf = request.pop("gbnf", None)
+        if gbnf is not None:
+            request["grammar"] = _grammar(loaded.llama, gbnf)
+        return loaded.llama.create_chat_completion(stream=stream, **request)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        plan, request = self._request(messages, stop, kwargs)
+        loaded = self._loaded()
+        with loaded.lock:
+            response = self._complete(loaded, request, stream=False)
+        choice = response["choices"][0]
+        text = choice["message"].get("content") or ""
+        message, finish = _message_for(plan, text, choice.get("finish_reason") or "stop")
+        usage = response.get("usage") or {}
+        message.usage_metadata = UsageMetadata(
+            input_tokens=usage.get("prompt_tokens", 0),
+            output_tokens=usage.get("completion_tokens", 0),
+            total_tokens=usage.get("total_tokens", 0),
+        )
+        message.response_metadata = {"finish_reason": finish, "model_name": self.model_name}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        plan, request = self._request(messages, stop, kwargs)
+        if plan.kind in ("forced_tool", "auto_tool"):
+            # A call is only known once complete: generate it whole, emit one chunk.
+            yield self._tool_chunk(self._generate(messages, stop, run_manager, **kwargs))
+            return
+        loaded = self._loaded()
+        finish, produced = "stop", 0
+        with loaded.lock:
+            for part in self._complete(loaded, request, stream=True):
+                choice = part["choices"][0]
+                finish = choice.get("finish_reason") or finish
+                piece = choice["delta"].get("content")
+                if piece:
+                    produced += 1  # llama.cpp streams about one token per chunk.
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+                    if run_manager:
+                        run_manager.on_llm_new_token(piece, chunk=chunk)
+                    yield chunk
+            # n_tokens counts prompt plus generated tokens held in the context.
+            total = max(int(loaded.llama.n_tokens), produced)
+        yield self._final_chunk(finish, total - produced, produced)
+
+    def _final_chunk(self, finish: str, prompt: int, produced: int) -> ChatGenerationChunk:
+        usage = UsageMetadata(
+            input_tokens=prompt, output_tokens=produced, total_tokens=prompt + produced
+        )
+        message = AIMessageChunk(
+            content="",
+            usage_metadata=usage,
+            response_metadata={"finish_reason": finish, "model_name": self.model_name},
+            chunk_position="last",
+        )
+        return ChatGenerationChunk(message=message)
+
+    @staticmethod
+    def _tool_chunk(result: ChatResult) -> ChatGenerationChunk:
+        message = result.generations[0].message
+        assert isinstance(message, AIMessage)  # _generate only builds AIMessages.
+        # Invalid calls go in as raw text; the chunk re-derives them as invalid.
+        pending: list[tuple[str | None, str | None, str | None]]
+        pending = [(c["name"], json.dumps(c["args"]), c["id"]) for c in message.tool_calls]
+        pending += [(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
+        chunks = [
+            ToolCallChunk(name=name, args=args, id=call_id, index=i, type="tool_call_chunk")
+            for i, (name, args, call_id) in enumerate(pending)
+        ]
+        chunk = AIMessageChunk(
+            content=message.content,
+            tool_call_chunks=chunks,
+            usage_metadata=message.usage_metadata,
+            response_metadata=message.response_metadata,
+            chunk_position="last",
+        )
+        return ChatGenerationChunk(message=chunk)

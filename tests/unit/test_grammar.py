@@ -1,0 +1,200 @@
+"""Schema sanitising for llama.cpp's grammar converter, and output planning."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_structx.errors import UserError
+from langchain_structx.local._grammar import (
+    GrammarError,
+    call_schema,
+    lint_gbnf,
+    plan_output,
+    sanitize_pattern,
+    sanitize_schema,
+    schema_to_gbnf,
+)
+
+pytest.importorskip("llama_cpp", reason="the grammar converter ships with llama-cpp-python")
+
+TRANSLATED = [
+    (r"^\d{3}-\d{4}$", "^([0-9]{3}-[0-9]{4})$"),
+    (r"^\d+\.\d+$", r"^([0-9]+[\x2E][0-9]+)$"),
+    (r"^[\d\-]{2,}$", r"^([0-9\x2D]{2,})$"),
+    (r"^\S+$", r"^([^ \t\n\r]+)$"),
+    (r"^\w+$", "^([A-Za-z0-9_]+)$"),
+    (r"^(?:ab|cd)+?$", "^((ab|cd)+)$"),
+    (r"^[]a]$", r"^([\x5Da])$"),
+    (r"^\u00e9\x41$", r"^([\xE9][\x41])$"),
+    ("abc", "^.*(abc).*$"),
+    ("^abc", "^(abc).*$"),
+    (r"x\$", r"^.*(x[\x24]).*$"),
+    ('^[^"]+$', r"^([^\x22]+)$"),
+]
+
+UNSUPPORTED = [
+    r"\bword\b",
+    "^(?=a)b$",
+    "^(?i)a$",
+    r"^\p{L}+$",
+    r"^(a)\1$",
+    "^a{2,x}$",
+    "a^b",
+    "^a*+$",
+]
+
+SAMPLES = ["555-1234", "55-1234", "1.5", "a-b", "abc", "xabcx", "x$", "ab", "cdab", "", "é"]
+
+
+@pytest.mark.parametrize(("pattern", "expected"), TRANSLATED)
+def test_patterns_are_rewritten(pattern: str, expected: str) -> None:
+    assert sanitize_pattern(pattern) == expected
+
+
+@pytest.mark.parametrize(("pattern", "_"), TRANSLATED)
+def test_rewritten_patterns_match_the_same_strings(pattern: str, _: str) -> None:
+    safe = sanitize_pattern(pattern)
+    assert safe is not None
+    for sample in SAMPLES:
+        # JSON Schema regexes follow ECMA-262, where \w and \d are ASCII-only.
+        expected = bool(re.search(pattern, sample, re.ASCII))
+        assert expected == bool(re.fullmatch(safe, sample)), sample
+
+
+@pytest.mark.parametrize("pattern", UNSUPPORTED)
+def test_inexpressible_patterns_are_dropped(pattern: str) -> None:
+    assert sanitize_pattern(pattern) is None
+
+
+def test_sanitize_schema_walks_nested_schemas_and_copies() -> None:
+    digits = {"type": "string", "pattern": r"^\d+$"}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "pattern": r"\bx"},  # a property named "pattern"
+            "list": {"type": "array", "items": dict(digits)},
+            "either": {"anyOf": [dict(digits), {"type": "null"}]},
+            "ref": {"$ref": "#/$defs/D"},
+            "extra": {"type": "object", "additionalProperties": dict(digits)},
+        },
+        "$defs": {"D": dict(digits)},
+    }
+    clean = sanitize_schema(schema)
+    assert schema["$defs"]["D"]["pattern"] == r"^\d+$", "input must not change"
+    assert "pattern" not in clean["properties"]["pattern"]
+    assert clean["properties"]["pattern"]["type"] == "string"
+    for node in (
+        clean["properties"]["list"]["items"],
+        clean["properties"]["either"]["anyOf"][0],
+        clean["properties"]["extra"]["additionalProperties"],
+        clean["$defs"]["D"],
+    ):
+        assert node["pattern"] == "^([0-9]+)$"
+
+
+def test_schema_to_gbnf_produces_parseable_digit_rules() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"phone": {"type": "string", "pattern": r"^\d{3}-\d{4}$"}},
+        "required": ["phone"],
+    }
+    grammar = schema_to_gbnf(schema)
+    assert "[0-9]" in grammar and "\\d" not in grammar
+
+
+def test_schema_to_gbnf_wraps_converter_errors() -> None:
+    with pytest.raises(GrammarError, match="cannot build a grammar"):
+        schema_to_gbnf({"$ref": "elsewhere.json"})
+
+
+@pytest.mark.parametrize("bad", [r'root ::= "\d"', r"root ::= [\w]", r'root ::= "\b"'])
+def test_lint_rejects_escapes_llama_cpp_cannot_parse(bad: str) -> None:
+    with pytest.raises(GrammarError, match="escape"):
+        lint_gbnf(bad)
+
+
+def test_lint_accepts_valid_escapes() -> None:
+    good = r'root ::= "\"" [\x41\u00e9\U0001F600\t\n\r\\\[\]] "\""'
+    assert lint_gbnf(good) == good
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet='\\dwsSDbx.^$[]()|{}*+?-,:a1"', max_size=14))
+def test_any_pattern_yields_a_lintable_grammar(pattern: str) -> None:
+    schema = {"type": "object", "properties": {"p": {"type": "string", "pattern": pattern}}}
+    lint_gbnf(schema_to_gbnf(schema))
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
+    {"type": "function", "function": {"name": "b", "parameters": {"type": "object"}}},
+]
+
+
+@pytest.mark.parametrize(
+    ("choice", "kind", "names"),
+    [
+        (None, "auto_tool", ["a", "b"]),
+        ("auto", "auto_tool", ["a", "b"]),
+        ("none", "text", []),
+        ("any", "forced_tool", ["a", "b"]),
+        ("required", "forced_tool", ["a", "b"]),
+        (True, "forced_tool", ["a", "b"]),
+        ("b", "forced_tool", ["b"]),
+        ({"type": "function", "function": {"name": "a"}}, "forced_tool", ["a"]),
+    ],
+)
+def test_tool_choice_modes(choice: Any, kind: str, names: list[str]) -> None:
+    plan = plan_output(TOOLS, choice, None)
+    assert plan.kind == kind
+    assert [t["function"]["name"] for t in plan.tools] == names
+
+
+def test_forced_schema_is_name_and_arguments() -> None:
+    single = call_schema((TOOLS[0],))
+    assert single["properties"]["name"] == {"const": "a"}
+    assert single["required"] == ["name", "arguments"]
+    assert len(call_schema(tuple(TOOLS))["anyOf"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("fmt", "schema"),
+    [
+        ({"type": "json_object"}, {"type": "object"}),
+        ({"type": "json_object", "schema": {"type": "array"}}, {"type": "array"}),
+        (
+            {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "string"}}},
+            {"type": "string"},
+        ),
+    ],
+)
+def test_response_formats(fmt: dict[str, Any], schema: dict[str, Any]) -> None:
+    plan = plan_output(None, None, fmt)
+    assert (plan.kind, plan.schema) == ("json", schema)
+
+
+def test_forced_tool_wins_over_response_format() -> None:
+    assert plan_output(TOOLS, "a", {"type": "json_object"}).kind == "forced_tool"
+    assert plan_output(TOOLS, "auto", {"type": "json_object"}).kind == "json"
+    assert plan_output(None, None, {"type": "text"}).kind == "text"
+
+
+@pytest.mark.parametrize(
+    ("tools", "choice", "fmt", "message"),
+    [
+        (TOOLS, "missing", None, "not among the bound tools"),
+        (None, "any", None, "no tools are bound"),
+        (TOOLS, {"type": "function"}, None, "does not name a tool"),
+        (None, None, {"type": "xml"}, "unsupported response_format"),
+        (None, None, {"type": "json_schema"}, "json_schema.schema"),
+        (None, None, "json", "must be a dict"),
+    ],
+)
+def test_misuse_is_a_user_error(tools: Any, choice: Any, fmt: Any, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        plan_output(tools, choice, fmt)
