@@ -1,0 +1,281 @@
+"""AutoStrategy: ordering from the model profile, run-time fallback and its memory."""
+
+import pytest
+from langchain.agents import create_agent as langchain_create_agent
+from langchain.agents import structured_output as lc
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel
+
+from langchain_structx._capabilities import FALLBACKS, model_identity
+from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
+from langchain_structx.strategies import AutoStrategy
+from langchain_structx.testing import ScriptedChatModel, tool_call
+
+ASK = {"messages": [HumanMessage("Who is Ada?")]}
+NATIVE = {"structured_output": True, "tool_calling": True}
+TOOLS_ONLY = {"structured_output": False, "tool_calling": True}
+NEITHER = {"structured_output": False, "tool_calling": False}
+
+
+@pytest.fixture(autouse=True)
+def _isolate_fallbacks():
+    FALLBACKS.forget()
+    yield
+    FALLBACKS.forget()
+
+
+class Contact(BaseModel):
+    name: str
+    age: int
+
+
+JSON_ANSWER = '{"name": "Ada", "age": 36}'
+TOOL_ANSWER = AIMessage("", tool_calls=[tool_call("Contact", {"name": "Ada", "age": 36})])
+ADA = Contact(name="Ada", age=36)
+
+
+class HTTPError(Exception):
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class _Response:
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+
+
+class SDKError(Exception):
+    """Carries the status on `.response`, as httpx-based SDKs do."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.response = _Response(status_code)
+
+
+def strategy_of(call) -> str:
+    if call.tools:
+        return "tool"
+    if call.response_format and call.response_format.get("type") == "json_schema":
+        return "provider"
+    return "prompted"
+
+
+@pytest.mark.parametrize(
+    ("profile", "answer", "expected"),
+    [
+        (NATIVE, JSON_ANSWER, "provider"),
+        (TOOLS_ONLY, TOOL_ANSWER, "tool"),
+        (NEITHER, JSON_ANSWER, "prompted"),
+    ],
+    ids=["native", "tools-only", "neither"],
+)
+def test_order_follows_the_profile(profile, answer, expected):
+    model = ScriptedChatModel(responses=[answer], profile=profile)
+
+    result = create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    assert strategy_of(model.calls[0]) == expected
+    assert result["structured_response"] == ADA
+    assert result["structured_output_report"]["strategy"] == expected
+    assert result["structured_output_report"]["fallbacks"] == []
+
+
+def test_bare_schema_means_auto():
+    model = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE)
+
+    result = create_agent(model, response_format=Contact).invoke(ASK)
+
+    assert strategy_of(model.calls[0]) == "provider"
+    assert result["structured_response"] == ADA
+
+
+def test_langchain_auto_strategy_object_is_accepted():
+    model = ScriptedChatModel(responses=[TOOL_ANSWER], profile=TOOLS_ONLY)
+
+    result = create_agent(model, response_format=lc.AutoStrategy(Contact)).invoke(ASK)
+
+    assert result["structured_output_report"]["strategy"] == "tool"
+
+
+def test_custom_order_is_respected():
+    model = ScriptedChatModel(responses=[TOOL_ANSWER], profile=NATIVE)
+
+    result = create_agent(
+        model, response_format=AutoStrategy(Contact, order=("tool", "provider"))
+    ).invoke(ASK)
+
+    assert strategy_of(model.calls[0]) == "tool"
+    assert result["structured_output_report"]["strategy"] == "tool"
+
+
+def test_strategy_options_are_passed_on():
+    model = ScriptedChatModel(responses=[TOOL_ANSWER], profile=TOOLS_ONLY)
+    result = create_agent(
+        model, response_format=AutoStrategy(Contact, tool_message_content="Saved.")
+    ).invoke(ASK)
+    assert result["messages"][-1].content == "Saved."
+
+    model = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE)
+    create_agent(model, response_format=AutoStrategy(Contact, strict=True)).invoke(ASK)
+    assert model.calls[0].response_format["json_schema"]["strict"] is True
+
+    model = ScriptedChatModel(responses=[JSON_ANSWER], profile=NEITHER)
+    create_agent(model, response_format=AutoStrategy(Contact, json_mode=True)).invoke(ASK)
+    assert model.calls[0].response_format == {"type": "json_object"}
+
+
+REJECTIONS = [
+    HTTPError("Invalid parameter: 'response_format' of type 'json_schema' is not supported", 400),
+    SDKError("Error code: 400 - response_format is not supported with this model", 400),
+    HTTPError("Unprocessable: json_schema is not allowed", 422),
+    NotImplementedError("with_structured_output is not implemented for this model"),
+    HTTPError("Internal Server Error", 500),
+    RuntimeError("AiError: JSON Mode couldn't be met (code 5025)"),
+]
+REJECTION_IDS = ["400", "400-on-response", "422", "not-implemented", "500", "json-mode"]
+
+
+@pytest.mark.parametrize("error", REJECTIONS, ids=REJECTION_IDS)
+@pytest.mark.parametrize("factory", ["ours", "middleware"])
+def test_provider_rejection_falls_back_to_tools_in_the_same_run(error, factory):
+    model = ScriptedChatModel(responses=[error, TOOL_ANSWER], profile=NATIVE)
+    if factory == "ours":
+        agent = create_agent(model, response_format=AutoStrategy(Contact))
+    else:
+        agent = langchain_create_agent(
+            model, middleware=[StructuredOutputMiddleware(AutoStrategy(Contact))]
+        )
+
+    result = agent.invoke(ASK)
+
+    assert [strategy_of(c) for c in model.calls] == ["provider", "tool"]
+    assert [m.type for m in model.calls[1].messages] == ["human"]
+    assert result["structured_response"] == ADA
+    report = result["structured_output_report"]
+    assert report["strategy"] == "tool"
+    assert report["attempts"] == 1
+    assert report["fallbacks"] == [
+        {
+            "from_strategy": "provider",
+            "to_strategy": "tool",
+            "reason": f"{type(error).__name__}: {error}",
+        }
+    ]
+
+
+def test_rejection_is_remembered_per_model_identity():
+    model = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE
+    )
+    agent = create_agent(model, response_format=AutoStrategy(Contact))
+    agent.invoke(ASK)
+    assert len(model.calls) == 2
+    assert FALLBACKS.rejected(model_identity(model)) == frozenset({"provider"})
+
+    model.reset([TOOL_ANSWER])
+    again = agent.invoke(ASK)
+
+    assert len(model.calls) == 1
+    assert strategy_of(model.calls[0]) == "tool"
+    assert again["structured_output_report"]["fallbacks"] == []
+
+    # A new agent around an equal model (same class, name and endpoint) skips it too.
+    twin = ScriptedChatModel(responses=[TOOL_ANSWER], profile=NATIVE)
+    create_agent(twin, response_format=AutoStrategy(Contact)).invoke(ASK)
+    assert [strategy_of(c) for c in twin.calls] == ["tool"]
+
+
+def test_memory_does_not_spill_onto_other_models():
+    first = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER],
+        profile=NATIVE,
+        model_name="small",
+    )
+    create_agent(first, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    other = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE, model_name="large")
+    create_agent(other, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    assert [strategy_of(c) for c in other.calls] == ["provider"]
+
+
+def test_forget_restores_the_preferred_strategy():
+    model = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER, JSON_ANSWER],
+        profile=NATIVE,
+    )
+    agent = create_agent(model, response_format=AutoStrategy(Contact))
+    agent.invoke(ASK)
+
+    FALLBACKS.forget(model_identity(model))
+    agent.invoke(ASK)
+
+    assert [strategy_of(c) for c in model.calls] == ["provider", "tool", "provider"]
+
+
+def test_fallback_chain_reaches_the_prompted_strategy():
+    model = ScriptedChatModel(
+        responses=[
+            HTTPError("response_format not supported", 400),
+            NotImplementedError("bind_tools is not supported"),
+            JSON_ANSWER,
+        ],
+        profile=NATIVE,
+    )
+
+    result = create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    assert [strategy_of(c) for c in model.calls] == ["provider", "tool", "prompted"]
+    report = result["structured_output_report"]
+    assert report["strategy"] == "prompted"
+    assert [(f["from_strategy"], f["to_strategy"]) for f in report["fallbacks"]] == [
+        ("provider", "tool"),
+        ("tool", "prompted"),
+    ]
+    assert FALLBACKS.rejected(model_identity(model)) == frozenset({"provider", "tool"})
+
+
+@pytest.mark.parametrize(
+    ("profile", "error"),
+    [
+        (NATIVE, HTTPError("Invalid API key", 401)),
+        (NATIVE, HTTPError("Bad request: messages must not be empty", 400)),
+        (NATIVE, RuntimeError("connection reset")),
+        (TOOLS_ONLY, HTTPError("Internal Server Error", 500)),
+    ],
+    ids=["401", "400-unrelated", "other-error", "500-on-tool"],
+)
+def test_other_errors_propagate_without_fallback(profile, error):
+    model = ScriptedChatModel(responses=[error, TOOL_ANSWER, JSON_ANSWER], profile=profile)
+
+    with pytest.raises(type(error)):
+        create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    assert len(model.calls) == 1
+    assert FALLBACKS.rejected(model_identity(model)) == frozenset()
+
+
+def test_last_strategy_rejection_propagates():
+    model = ScriptedChatModel(
+        responses=[NotImplementedError("no JSON"), JSON_ANSWER], profile=NEITHER
+    )
+
+    with pytest.raises(NotImplementedError):
+        create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+
+    assert len(model.calls) == 1
+
+
+def test_explicit_strategy_never_falls_back():
+    from langchain_structx.strategies import ProviderStrategy
+
+    model = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE
+    )
+
+    with pytest.raises(HTTPError):
+        create_agent(model, response_format=ProviderStrategy(Contact)).invoke(ASK)
+
+    assert len(model.calls) == 1
+    assert FALLBACKS.rejected(model_identity(model)) == frozenset()
