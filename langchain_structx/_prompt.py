@@ -97,19 +97,33 @@ def _render_field(
 
 
 def _notes(schema: Mapping[str, Any]) -> str:
-    parts = [template.format(schema[key]) for key, template in _CONSTRAINTS if key in schema]
+    parts = _constraints(schema)
     description = schema.get("description")
     if description:
-        parts.insert(0, " ".join(str(description).split()))
+        parts.insert(0, _one_line(description))
     return "; ".join(parts)
 
 
-def render_schema(name: str, schema: Mapping[str, Any]) -> str:
+def _constraints(schema: Mapping[str, Any]) -> list[str]:
+    parts = [template.format(schema[key]) for key, template in _CONSTRAINTS if key in schema]
+    # `X | None` puts the constraints of X inside its branch of anyOf.
+    for branch in schema.get("anyOf") or schema.get("oneOf") or ():
+        if isinstance(branch, Mapping) and branch.get("type") != "null":
+            parts.extend(_constraints(branch))
+    return parts
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -> str:
     """Render a named schema and the definitions it uses.
 
     Args:
         name: Name of the shape, written before it.
         schema: The full JSON schema, possibly with `$defs`.
+        description: Written as a comment right above the shape.
 
     Returns:
         One block per definition, then the shape itself.
@@ -121,10 +135,22 @@ def render_schema(name: str, schema: Mapping[str, Any]) -> str:
           x: integer
         }
     """
-    blocks = [f"{def_name} {render_type(sub)}" for def_name, sub in _definitions(schema).items()]
+    definitions = _definitions(schema)
     body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
-    blocks.append(f"{name} {render_type(body)}")
+    # A recursive model is a bare reference to its own definition: draw it once.
+    if _bare_ref(body) == name and name in definitions:
+        body = definitions.pop(name)
+    blocks = [f"{def_name} {render_type(sub)}" for def_name, sub in definitions.items()]
+    head = f"// {_one_line(description)}\n" if description.strip() else ""
+    blocks.append(f"{head}{name} {render_type(body)}")
     return "\n".join(blocks)
+
+
+def _bare_ref(body: Mapping[str, Any]) -> str | None:
+    ref = body.get("$ref")
+    if not isinstance(ref, str) or set(body) - {"$ref", "title", "description"}:
+        return None
+    return ref.rsplit("/", 1)[-1]
 
 
 def _definitions(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,11 +170,7 @@ def instructions(shapes: Sequence[tuple[str, str, Mapping[str, Any]]], *, envelo
     Returns:
         Instructions to append to the system prompt.
     """
-    rendered = []
-    for name, description, schema in shapes:
-        head = f"// {description.strip()}\n" if description.strip() else ""
-        rendered.append(head + render_schema(name, schema))
-    body = "\n\n".join(rendered)
+    body = "\n\n".join(render_schema(n, s, d) for n, d, s in shapes)
     if envelope:
         names = " | ".join(json.dumps(name) for name, _, _ in shapes)
         return (

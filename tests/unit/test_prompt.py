@@ -215,7 +215,6 @@ class Documented(BaseModel):
     a: int
 
 
-@pytest.mark.xfail(strict=True, reason="bug: multi-line schema description breaks the // comment")
 def test_multiline_description_stays_one_comment_line():
     assert instructions(Documented) == (
         SINGLE_HEAD
@@ -230,9 +229,6 @@ class Owner(BaseModel):
     pet: Address
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a shape's description is written above its $defs blocks"
-)
 def test_description_sits_directly_above_its_own_shape():
     assert instructions(Owner) == (
         SINGLE_HEAD
@@ -247,9 +243,6 @@ class TreeNode(BaseModel):
     children: list["TreeNode"] = []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: recursive model renders a stray 'TreeNode TreeNode' line"
-)
 def test_recursive_model_renders_its_shape_once():
     assert instructions(TreeNode) == (
         SINGLE_HEAD + "TreeNode {\n  value: integer\n  children?: TreeNode[]\n}"
@@ -261,9 +254,6 @@ class Limits(BaseModel):
     nick: str | None = Field(default=None, max_length=8)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: constraints of Optional fields (inside anyOf) are not rendered"
-)
 def test_constraints_of_optional_fields_are_rendered():
     assert instructions(Limits) == (
         SINGLE_HEAD
