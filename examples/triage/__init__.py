@@ -1,0 +1,1 @@
+"""Triage example: sort an incoming message and answer it by kind."""
