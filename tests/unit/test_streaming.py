@@ -1,0 +1,198 @@
+"""Partial structured objects on the custom stream and in astream_events."""
+
+import pytest
+from langchain.agents import create_agent as langchain_create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel
+
+from langchain_structx._capabilities import FALLBACKS
+from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
+from langchain_structx.strategies import PromptedStrategy, ProviderStrategy, ToolStrategy
+from langchain_structx.streaming import partial_value
+from langchain_structx.testing import ScriptedChatModel, tool_call
+
+ASK = {"messages": [HumanMessage("Who is Ada?")]}
+NATIVE = {"structured_output": True, "tool_calling": True}
+PLAIN = {"structured_output": False, "tool_calling": False}
+EVENT_KEYS = {"type", "phase", "kind", "value", "strategy", "attempt"}
+
+
+@pytest.fixture(autouse=True)
+def _isolate_fallbacks():
+    FALLBACKS.forget()
+    yield
+    FALLBACKS.forget()
+
+
+class Contact(BaseModel):
+    name: str
+    tags: list[str]
+    age: int
+
+
+class Event(BaseModel):
+    title: str
+
+
+DATA = {
+    "name": "Ada Lovelace, the first programmer",
+    "tags": ["mathematics", "engines", "poetry", "analysis"],
+    "age": 36,
+}
+ADA = Contact(**DATA)
+JSON = (
+    '{"name": "Ada Lovelace, the first programmer", '
+    '"tags": ["mathematics", "engines", "poetry", "analysis"], "age": 36}'
+)
+
+CASES = {
+    "tool": (
+        ToolStrategy(Contact),
+        None,
+        lambda: [AIMessage("", tool_calls=[tool_call("Contact", DATA)])],
+    ),
+    "provider": (ProviderStrategy(Contact), NATIVE, lambda: [JSON]),
+    "prompted": (PromptedStrategy(Contact), PLAIN, lambda: ["Sure! " + JSON]),
+    "provider-union": (
+        ProviderStrategy(Contact | Event),
+        NATIVE,
+        lambda: ['{"kind": "Contact", "data": ' + JSON + "}"],
+    ),
+}
+
+
+def grows(before, after) -> bool:
+    """Whether `after` only adds to `before`: keys, list items, string characters."""
+    if isinstance(before, dict):
+        return isinstance(after, dict) and all(
+            k in after and grows(v, after[k]) for k, v in before.items()
+        )
+    if isinstance(before, list):
+        return (
+            isinstance(after, list)
+            and len(after) >= len(before)
+            and all(grows(b, a) for b, a in zip(before, after, strict=False))
+        )
+    if isinstance(before, str):
+        return isinstance(after, str) and after.startswith(before)
+    return before == after
+
+
+def model_for(case):
+    strategy, profile, script = CASES[case]
+    extra = {"profile": profile} if profile else {}
+    return strategy, ScriptedChatModel(responses=script(), **extra)
+
+
+def check_events(events, result, strategy_name):
+    assert events, "no structured_output events"
+    assert all(set(e) == EVENT_KEYS for e in events)
+    assert all(e["type"] == "structured_output" for e in events)
+    assert all(e["strategy"] == strategy_name for e in events)
+    *partials, final = events
+    assert [e["phase"] for e in partials] == ["partial"] * len(partials)
+    assert final["phase"] == "final"
+    assert final["kind"] == "Contact"
+    assert final["attempt"] == 1
+    assert final["value"] == result["structured_response"] == ADA
+    assert len(partials) >= 3
+    values = [e["value"] for e in partials]
+    assert all(grows(a, b) for a, b in zip(values, values[1:], strict=False))
+    assert grows(values[-1], DATA)
+    kinds = [e["kind"] for e in partials if e["kind"] is not None]
+    assert set(kinds) <= {"Contact"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("factory", ["ours", "middleware"])
+def test_custom_stream_yields_growing_partials_then_the_final_object(case, factory):
+    strategy, model = model_for(case)
+    if factory == "ours":
+        agent = create_agent(model, response_format=strategy)
+    else:
+        agent = langchain_create_agent(model, middleware=[StructuredOutputMiddleware(strategy)])
+
+    chunks = list(agent.stream(ASK, stream_mode=["custom", "values"]))
+
+    events = [data for mode, data in chunks if mode == "custom"]
+    result = [data for mode, data in chunks if mode == "values"][-1]
+    check_events(events, result, CASES[case][0].__class__.__name__[:-8].lower())
+    assert events[-1]["value"] is result["structured_response"]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_async_custom_stream(case):
+    strategy, model = model_for(case)
+    agent = create_agent(model, response_format=strategy)
+
+    chunks = [c async for c in agent.astream(ASK, stream_mode=["custom", "values"])]
+
+    events = [data for mode, data in chunks if mode == "custom"]
+    result = [data for mode, data in chunks if mode == "values"][-1]
+    check_events(events, result, strategy.__class__.__name__[:-8].lower())
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_astream_events_carries_custom_structured_output_events(case):
+    strategy, model = model_for(case)
+    agent = create_agent(model, response_format=strategy)
+
+    events = []
+    final_state = None
+    async for event in agent.astream_events(ASK, version="v2"):
+        if event["event"] == "on_custom_event" and event["name"] == "structured_output":
+            events.append(event["data"])
+        if event["event"] == "on_chain_end" and event["name"] == "LangGraph":
+            final_state = event["data"]["output"]
+
+    check_events(events, final_state, strategy.__class__.__name__[:-8].lower())
+
+
+def test_a_retry_starts_a_new_attempt_in_the_events():
+    model = ScriptedChatModel(
+        responses=['{"name": "Ada Lovelace, the first programmer"}', JSON], profile=NATIVE
+    )
+    agent = create_agent(model, response_format=ProviderStrategy(Contact))
+
+    events = list(agent.stream(ASK, stream_mode="custom"))
+
+    attempts = [e["attempt"] for e in events]
+    assert attempts == sorted(attempts)
+    assert set(attempts) == {1, 2}
+    assert events[-1]["phase"] == "final"
+    assert events[-1]["attempt"] == 2
+    assert all(e["phase"] == "partial" for e in events[:-1])
+
+
+def test_plain_invoke_emits_nothing_and_still_answers():
+    strategy, model = model_for("tool")
+
+    result = create_agent(model, response_format=strategy).invoke(ASK)
+
+    assert result["structured_response"] == ADA
+
+
+def test_union_partials_name_the_kind_once_known():
+    strategy, model = model_for("provider-union")
+
+    events = list(create_agent(model, response_format=strategy).stream(ASK, stream_mode="custom"))
+
+    kinds = [e["kind"] for e in events]
+    first_known = next(i for i, k in enumerate(kinds) if k is not None)
+    assert all(k == "Contact" for k in kinds[first_known:])
+    # The envelope never reaches the caller.
+    assert all("kind" not in e["value"] and "data" not in e["value"] for e in events[:-1])
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('Sure: {"name": "Ad', {"name": "Ad"}),
+        ('{"n": 12', {}),
+        ('```json\n{"a": [1, 2', {"a": [1]}),
+        ("no json yet", None),
+        ('[{"a": true}, {"b"', [{"a": True}, {}]),
+    ],
+)
+def test_partial_value(text, value):
+    assert partial_value(text) == value
