@@ -1,6 +1,6 @@
 """Reliable, portable structured output for LangChain agents and LangGraph graphs.
 
-Example:
+Examples:
     >>> from langchain_structx import create_agent, ToolStrategy
     >>> callable(create_agent) and ToolStrategy.__name__
     'ToolStrategy'

@@ -34,7 +34,7 @@ _REJECTION_WORDS = (
 def model_identity(model: Any) -> str:
     """A stable identity for a model: its class, name and endpoint.
 
-    Example:
+    Examples:
         >>> class M:
         ...     model_name = "m1"
         >>> model_identity(M())
@@ -112,7 +112,7 @@ def _status(error: BaseException) -> int | None:
 class FallbackMemory:
     """Strategies each model identity has rejected, shared across threads.
 
-    Example:
+    Examples:
         >>> memory = FallbackMemory()
         >>> memory.remember("m", "provider")
         >>> memory.rejected("m")

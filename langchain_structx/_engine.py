@@ -26,7 +26,11 @@ from typing_extensions import TypedDict
 from langchain_structx import _capabilities as caps
 from langchain_structx._extract import Failed, Found, interpret
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx.errors import AttemptError, StructuredOutputRetryError
+from langchain_structx.errors import (
+    AttemptError,
+    ProviderRejectedError,
+    StructuredOutputRetryError,
+)
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
 from langchain_structx.strategies import ErrorContext, StrategyName
 
@@ -199,8 +203,10 @@ def attempt_loop(
             spec = plan.call_spec(strategy)
             message = yield CallModel(spec, tuple(run.history), run.progress["attempts"] + 1)
         except Exception as exc:
-            if not (plan.auto and len(order) > 1 and caps.is_rejection(exc, strategy)):
+            if not (plan.auto and caps.is_rejection(exc, strategy)):
                 raise
+            if len(order) == 1:
+                raise ProviderRejectedError(strategy, exc) from exc
             run.fallback(strategy, order[1], exc)
             memory.remember(caps.model_identity(model), strategy)
             order = order[1:]

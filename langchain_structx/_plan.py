@@ -136,7 +136,7 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
     Each variant's own definitions are hoisted into one `$defs`, renamed where two
     variants use the same definition name for different things.
 
-    Example:
+    Examples:
         >>> from langchain_structx._schema import normalize
         >>> s = normalize([{"title": "A", "type": "object"}, {"title": "B", "type": "object"}])
         >>> envelope_schema(s.variants)["anyOf"][0]["properties"]["kind"]

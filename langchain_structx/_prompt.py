@@ -36,7 +36,7 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
     Returns:
         Text such as `{ name: string, age?: integer }`.
 
-    Example:
+    Examples:
         >>> render_type({"type": "array", "items": {"enum": ["a", "b"]}})
         '("a" | "b")[]'
     """
@@ -128,7 +128,7 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     Returns:
         One block per definition, then the shape itself.
 
-    Example:
+    Examples:
         >>> point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
         >>> print(render_schema("Point", point))
         Point {

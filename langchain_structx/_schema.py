@@ -111,7 +111,7 @@ def normalize(schema: Any, *, name: str | None = None) -> SchemaSet:
     Raises:
         SchemaError: For unsupported types, unnamed duplicates and invalid dicts.
 
-    Example:
+    Examples:
         >>> from typing_extensions import TypedDict
         >>> class Point(TypedDict):
         ...     x: int

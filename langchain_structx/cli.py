@@ -280,7 +280,7 @@ def _extract(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `structx` command; returns the exit code.
 
-    Example:
+    Examples:
         >>> main(["extract", "--schema", "missing.json", "text"])
         2
     """

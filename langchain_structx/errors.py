@@ -247,7 +247,12 @@ class MultipleOutputsError(AttemptError, MultipleStructuredOutputsError):
 
 
 class TruncatedOutputError(AttemptError):
-    """The model stopped (token limit or cut-off stream) before finishing the output."""
+    """The model stopped (token limit or cut-off stream) before finishing the output.
+
+    A cut-off answer is retried once with feedback; a second one is raised as this
+    error itself (not wrapped in `StructuredOutputRetryError`), since more of the
+    same request would be cut off again.
+    """
 
     kind: FailureKind = "truncation"
 
@@ -291,9 +296,11 @@ class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
 
 
 class ProviderRejectedError(StructuredOutputFailure):
-    """The provider rejected the structured-output request before answering.
+    """Every strategy `AutoStrategy` could use was rejected by the provider.
 
-    `AutoStrategy` catches this and falls back to the next strategy.
+    Each rejection made `AutoStrategy` fall back to the next strategy; this is
+    raised when none is left. Its `__cause__` is the provider's last error. An
+    explicitly chosen strategy lets the provider's own exception through instead.
 
     Attributes:
         strategy: The strategy whose request was rejected.

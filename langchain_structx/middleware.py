@@ -3,7 +3,7 @@
 `StructuredOutputMiddleware` gives any `langchain.agents.create_agent` agent our
 strategies; `create_agent` is LangChain's own with that middleware added for you.
 
-Example:
+Examples:
     >>> from pydantic import BaseModel
     >>> from langchain_core.messages import AIMessage
     >>> from langchain_structx.testing import ScriptedChatModel
@@ -72,7 +72,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         response_format: One of our strategies, LangChain's `ToolStrategy`,
             `ProviderStrategy` or `AutoStrategy`, or a bare schema (auto).
 
-    Example:
+    Examples:
         >>> from langchain.agents import create_agent as langchain_create_agent
         >>> from langchain_structx.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=['{"city": "Oslo"}'])

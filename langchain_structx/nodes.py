@@ -6,7 +6,7 @@ fallbacks, streaming) and writes `structured_response`,
 `structured_response_kind` and `structured_output_report`. `route_by_kind` is a
 conditional-edge router from the variant's name to a node.
 
-Example:
+Examples:
     >>> from typing import Any
     >>> from langchain_core.messages import AIMessage
     >>> from langgraph.graph import START, MessagesState, StateGraph
@@ -299,7 +299,7 @@ def route_by_kind(
     Raises:
         RouteError: When `schema` has a variant without a route, or vice versa.
 
-    Example:
+    Examples:
         >>> router = route_by_kind({"Contact": "save", "Event": "plan"})
         >>> router({"structured_response_kind": "Event"})
         'plan'

@@ -4,7 +4,7 @@ It lives in the agent or graph state under `structured_output_report`, next to
 `structured_response` and `structured_response_kind`. It is a plain dict so that
 it survives any checkpointer and serialiser.
 
-Example:
+Examples:
     >>> report: StructuredReport = {
     ...     "strategy": "tool", "variant": "Contact", "attempts": 1, "repairs": [],
     ...     "fallbacks": [], "errors": [],

@@ -4,7 +4,7 @@ Each strategy is a frozen value object. It says *what* to ask for and how to
 react to failures; the engine decides *how* to run it. The same object works in
 `create_agent`, in `StructuredOutputMiddleware` and in graph nodes.
 
-Example:
+Examples:
     >>> from pydantic import BaseModel
     >>> class Contact(BaseModel):
     ...     name: str
@@ -59,8 +59,8 @@ class ErrorContext:
 
     @property
     def retries_left(self) -> int:
-        """Retries still allowed after this one."""
-        return max(self.max_retries - self.attempt, 0)
+        """Model calls still allowed after this failed attempt."""
+        return max(self.max_retries + 1 - self.attempt, 0)
 
 
 ErrorHandler: TypeAlias = (
@@ -79,7 +79,11 @@ HandleErrors: TypeAlias = (
 - `Callable[[Exception], str]`: the returned text is the feedback (LangChain's form).
 - `Callable[[Exception, ErrorContext], str]`, sync or async: the same, with context.
 
-A callable that raises stops the run with its exception.
+A callable that raises stops the run with its exception. A refusal is an answer,
+not a mistake: with `True` or a string it is raised at once as
+`StructuredOutputRefusal`; only a matching exception type or a callable can retry
+it. A truncated answer is retried once at most, then `TruncatedOutputError` is
+raised as itself.
 """
 
 
@@ -95,7 +99,7 @@ class ToolStrategy(Generic[SchemaT]):
     Works with any model that can call tools. The tool choice is forced, so the
     model must either call an ordinary tool or answer through one of ours.
 
-    Example:
+    Examples:
         >>> from typing_extensions import TypedDict
         >>> class Event(TypedDict):
         ...     title: str
@@ -127,7 +131,7 @@ class ProviderStrategy(Generic[SchemaT]):
     Unions travel inside an envelope object whose `kind` names the variant; the
     caller only ever sees the variant. Fenced or sloppy JSON is repaired locally.
 
-    Example:
+    Examples:
         >>> ProviderStrategy({"title": "Tag", "type": "object"}, strict=True).strict
         True
     """
@@ -155,7 +159,7 @@ class PromptedStrategy(Generic[SchemaT]):
 
     For models with neither native structured output nor tool calling.
 
-    Example:
+    Examples:
         >>> PromptedStrategy({"title": "Tag", "type": "object"}, json_mode=True).json_mode
         True
     """
@@ -185,7 +189,7 @@ class AutoStrategy(Generic[SchemaT]):
     provider rejects a request at run time, the next strategy is tried in the same
     run and remembered for that model.
 
-    Example:
+    Examples:
         >>> AutoStrategy({"title": "Tag", "type": "object"}).order
         ('provider', 'tool', 'prompted')
     """

@@ -70,7 +70,7 @@ def partial_value(text: str) -> Any:
     Leading prose or a code fence is skipped. A number at the very end is left
     out, since more digits may follow.
 
-    Example:
+    Examples:
         >>> partial_value('Sure: {"name": "Ad')
         {'name': 'Ad'}
         >>> partial_value('{"n": 12')

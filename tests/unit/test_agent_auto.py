@@ -7,6 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
 from langchain_structx._capabilities import FALLBACKS, model_identity
+from langchain_structx.errors import ProviderRejectedError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import AutoStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
@@ -261,9 +262,11 @@ def test_last_strategy_rejection_propagates():
         responses=[NotImplementedError("no JSON"), JSON_ANSWER], profile=NEITHER
     )
 
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ProviderRejectedError) as caught:
         create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
 
+    assert isinstance(caught.value.__cause__, NotImplementedError)
+    assert caught.value.strategy == "prompted"
     assert len(model.calls) == 1
 
 

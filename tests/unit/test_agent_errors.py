@@ -217,7 +217,7 @@ async def test_two_argument_callable_gets_the_error_context(mode):
     first, second = contexts
     assert first.attempt == 1
     assert first.max_retries == 4
-    assert first.retries_left == 3
+    assert first.retries_left == 4  # calls still allowed: attempts 2 to 5
     assert first.kind == "validation"
     assert first.strategy == "tool"
     assert first.variant_names == ("Contact", "Event")
@@ -226,6 +226,7 @@ async def test_two_argument_callable_gets_the_error_context(mode):
     assert first.previous_errors == ()
     assert [m.content for m in first.state["messages"]] == ["Who is Ada?"]
     assert second.attempt == 2
+    assert second.retries_left == 3
     assert second.kind == "multiple_outputs"
     assert isinstance(second.error, MultipleOutputsError)
     assert second.previous_errors == (first.error,)
