@@ -33,13 +33,23 @@ MAX_DEPTH: Final = 1000
 _MAX_ATTEMPTS: Final = 32
 """How many `{`/`[` candidates in prose are tried before giving up (bounds the work)."""
 
-_STRING = r'"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*"'
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-# Everything here is copied through untouched; the scanner only stops after it.
-_BORING = re.compile(rf"(?:[\s:,]+|{_NUMBER}|{_STRING}|(?:true|false|null)(?![\w$]))+")
+# Fast runs: plain JSON copied through in one regex match. Strings inside a run may
+# not hold brackets, so every bracket in a run is structural and can be counted.
+_PLAIN = r"[\s:,{}\[\]]+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?:true|false|null)(?![\w$])"
+_DQ_STRING = r'"[^"\\\x00-\x1f{}\[\]]*(?:\\.[^"\\\x00-\x1f{}\[\]]*)*"'
+_BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})+")
+# A run of simple single-quoted strings (and double-quoted ones free of apostrophes)
+# that one str.replace turns into JSON; the lookahead leaves apostrophes alone.
+_DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*(?:\\.[^"\'\\\x00-\x1f{}\[\]]*)*"'
+_SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*'(?=\s*[,:}\]])"
+_SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})+")
+_BRACKET = re.compile(r"[{}\[\]]")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_LEADING_CLOSE = re.compile(r"\s*[}\]]")
 _LEAD = re.compile(r"[\ufeff\s]*(?:```[\w+.#-]*\s*)?")
 _OPEN = re.compile(r"[{\[]")
 _REGION_TOKEN = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|[{}\[\]]')
+_PY_LITERAL = re.compile(r"(?:True|False|None)(?![\w$])(?!\s*:)")
 _WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
 _KEY_AFTER = re.compile(r"\s*:")
 _TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
@@ -305,21 +315,61 @@ class _Rewriter:
         self.depth = 0
         self.counts: dict[str, int] = {}
         self.reached_end = False
+        self._mark()
 
     def run(self) -> int:
         """Scan to the end of the value and return the position just after it."""
         text, end = self.text, len(self.text)
-        boring = _BORING.match
+        boring, single = _BORING.match, _SINGLE_RUN.match
         while self.pos < end:
             run = boring(text, self.pos)
-            if run is not None:
-                self._copy(run.end())
-                if self.pos >= end:
-                    break
-            if self._token():
+            quoted = run is None and text[self.pos] == "'"
+            if quoted:
+                run = single(text, self.pos)
+            if run is None:
+                if self._token():
+                    return self.pos
+            elif self._take_run(run.group(), quoted):
                 return self.pos
         self.reached_end = True
         return self.pos
+
+    def _take_run(self, piece: str, quoted: bool) -> bool:
+        """Emit a fast run; True if the value closed inside it."""
+        ended = False
+        closes = piece.count("}") + piece.count("]")
+        opens = piece.count("{") + piece.count("[")
+        if closes >= self.depth or self.depth + opens > MAX_DEPTH:
+            cut = self._walk(piece)
+            piece, ended = (piece[:cut], True) if cut else (piece, False)
+        else:
+            self.depth += opens - closes
+        end = self.pos + len(piece)
+        if closes:
+            if _LEADING_CLOSE.match(piece):
+                self._drop_trailing_comma()
+            piece, dropped = _TRAILING_COMMA.subn(r"\1", piece)
+            if dropped:
+                self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + dropped
+        if quoted:
+            self._put(piece.replace("'", '"'), end, "single_quotes", piece.count("'") // 2)
+        else:
+            self._put(piece, end)
+        return ended
+
+    def _walk(self, piece: str) -> int:
+        """Track depth bracket by bracket; return where the value closes, or 0."""
+        for bracket in _BRACKET.finditer(piece):
+            self.depth += 1 if bracket.group() in "{[" else -1
+            if self.depth > MAX_DEPTH:
+                self.pos += bracket.start()
+                raise self._fail(MalformedJSONError, _depth_message(), final=True)
+            if self.depth < 0:
+                self.pos += bracket.start()
+                raise self._fail(MalformedJSONError, f"unmatched {bracket.group()!r}")
+            if self.depth == 0 and bracket.group() in "}]":
+                return bracket.end()
+        return 0
 
     def decode(self, duplicates: list[str]) -> Any:
         """Decode the rewritten text strictly, recording duplicate keys."""
@@ -376,21 +426,18 @@ class _Rewriter:
             return _Fail(error, message, len(self.text))
         return _Fail(error, f"{message} ({_line_col(self.text, self.pos)})", self.pos, final=final)
 
-    def _copy(self, end: int) -> None:
-        self.marks_out.append(self.olen)
-        self.marks_src.append(self.pos)
-        self.out.append(self.text[self.pos : end])
-        self.olen += end - self.pos
-        self.pos = end
-
-    def _put(self, replacement: str, end: int, kind: str | None = None) -> None:
-        self.marks_out.append(self.olen)
-        self.marks_src.append(self.pos)
+    def _put(self, replacement: str, end: int, kind: str | None = None, count: int = 1) -> None:
         self.out.append(replacement)
         self.olen += len(replacement)
         self.pos = end
+        self._mark()
         if kind is not None:
-            self.counts[kind] = self.counts.get(kind, 0) + 1
+            self.counts[kind] = self.counts.get(kind, 0) + count
+
+    def _mark(self) -> None:
+        # Called after each edit: from here on, output and source differ by a new offset.
+        self.marks_out.append(self.olen)
+        self.marks_src.append(self.pos)
 
     def _token(self) -> bool:
         char = self.text[self.pos]
@@ -401,21 +448,6 @@ class _Rewriter:
             return self._word()
         return self._other()
 
-    def _open(self) -> bool:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise self._fail(MalformedJSONError, _depth_message(), final=True)
-        self._copy(self.pos + 1)
-        return False
-
-    def _close(self) -> bool:
-        self._drop_trailing_comma()
-        self.depth -= 1
-        if self.depth < 0:
-            raise self._fail(MalformedJSONError, f"unmatched {self.text[self.pos]!r}")
-        self._copy(self.pos + 1)
-        return self.depth == 0
-
     def _drop_trailing_comma(self) -> None:
         for index in range(len(self.out) - 1, -1, -1):
             piece = self.out[index].rstrip()
@@ -424,6 +456,7 @@ class _Rewriter:
             if piece.endswith(","):
                 self.out[index] = piece[:-1]
                 self.olen -= len(self.out[index]) + 1 - len(piece)
+                self._mark()
                 self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + 1
             return
 
@@ -484,6 +517,13 @@ class _Rewriter:
             raise self._fail(MalformedJSONError, _non_finite_message("-Infinity"), final=True)
         return self._other()
 
+    def _python_literal(self) -> bool:
+        found = _PY_LITERAL.match(self.text, self.pos)
+        if found is None:
+            return self._word()
+        self._put(_PY_LITERALS[found.group()], found.end(), "python_literal")
+        return False
+
     def _word(self) -> bool:
         text = self.text
         word = _WORD.match(text, self.pos).group()  # type: ignore[union-attr]
@@ -509,15 +549,12 @@ class _Rewriter:
 
 
 _HANDLERS: Final[dict[str, Callable[[_Rewriter], bool]]] = {
-    "{": _Rewriter._open,
-    "[": _Rewriter._open,
-    "}": _Rewriter._close,
-    "]": _Rewriter._close,
     '"': _Rewriter._double_quote,
     "/": _Rewriter._slash,
     "#": _Rewriter._hash,
     "`": _Rewriter._backtick,
     "-": _Rewriter._minus,
+    **dict.fromkeys("TFN", _Rewriter._python_literal),
     **dict.fromkeys(_QUOTES, _Rewriter._quoted),
 }
 

@@ -257,3 +257,33 @@ def test_lone_surrogates_are_values() -> None:
 def test_non_string_input_is_malformed() -> None:
     with pytest.raises(MalformedJSONError, match="expected text"):
         parse_json(b"{}")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "expected"),
+    [
+        ('{"a": "[not] {structure}",}', {"a": "[not] {structure}"}, ["trailing_comma"]),
+        ("{'a': '[x]', 'b': 'y',}", {"a": "[x]", "b": "y"}, ["single_quotes", "trailing_comma"]),
+        (
+            '[{"a": [1, [2, {}]],}] then {"b": 2}',
+            [{"a": [1, [2, {}]]}],
+            ["prose", "trailing_comma"],
+        ),
+        ('{"a": 1} trailing, ]', {"a": 1}, ["prose"]),
+        ("[1, /* c */ ]", [1], ["comment", "trailing_comma"]),
+        ("[1, 2,\n  ]", [1, 2], ["trailing_comma"]),
+        ('{"k": "it\'s"}, True', {"k": "it's"}, ["prose"]),
+    ],
+)
+def test_brackets_in_strings_and_values_closing_mid_run(
+    text: str, value: object, expected: list[str]
+) -> None:
+    parsed = parse_json(text)
+    assert parsed.value == value
+    assert kinds(parsed) == expected
+
+
+def test_depth_error_points_at_the_offending_bracket() -> None:
+    with pytest.raises(MalformedJSONError) as info:
+        parse_json("{'a': " + "[" * 2000)
+    assert info.value.position == 6 + MAX_DEPTH - 1
