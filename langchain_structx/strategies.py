@@ -14,8 +14,9 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from langchain_core.messages import AIMessage
 
 SchemaT = TypeVar("SchemaT", default=Any)
+
+SchemaInput: TypeAlias = "type[SchemaT] | UnionType | dict[str, Any] | Sequence[Any]"
+"""What a strategy accepts as its schema; a single class also types the result."""
 
 StrategyName = Literal["provider", "tool", "prompted"]
 """The concrete ways of asking a model for structured output."""
@@ -107,7 +111,7 @@ class ToolStrategy(Generic[SchemaT]):
         'Saved.'
     """
 
-    schema: Any
+    schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     tool_message_content: str | None = None
@@ -136,7 +140,7 @@ class ProviderStrategy(Generic[SchemaT]):
         True
     """
 
-    schema: Any
+    schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     strict: bool | None = None
@@ -164,7 +168,7 @@ class PromptedStrategy(Generic[SchemaT]):
         True
     """
 
-    schema: Any
+    schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     json_mode: bool = False
@@ -194,7 +198,7 @@ class AutoStrategy(Generic[SchemaT]):
         ('provider', 'tool', 'prompted')
     """
 
-    schema: Any
+    schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     handle_errors: HandleErrors = True
@@ -226,6 +230,7 @@ Strategy: TypeAlias = (
 
 __all__ = (
     "AutoStrategy",
+    "SchemaInput",
     "ErrorContext",
     "ErrorHandler",
     "HandleErrors",
