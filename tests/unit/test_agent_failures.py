@@ -364,7 +364,8 @@ def test_broken_tool_arguments_are_repaired_without_a_model_call(args, repairs):
 
     assert len(model.calls) == 1
     assert result["structured_response"] == ADA
-    assert result["structured_output_report"]["repairs"] == repairs
+    # Repairs are compared as a set: their order is the parser's business.
+    assert sorted(result["structured_output_report"]["repairs"]) == sorted(repairs)
     assert result["messages"][-1].tool_call_id == "c1"
 
 
@@ -397,9 +398,11 @@ def test_coercible_tool_arguments_are_coerced_without_a_model_call():
 
     assert len(model.calls) == 1
     assert result["structured_response"] == {"n": 5, "ok": False, "ids": [7], "level": "high"}
-    assert result["structured_output_report"]["repairs"] == [
-        'coerce_int: converted "5" to the integer 5',
-        'coerce_bool: converted "false" to false',
-        "wrap_array: wrapped a single value in an array",
-        'enum_case: matched "High" to the enum member "high"',
-    ]
+    assert sorted(result["structured_output_report"]["repairs"]) == sorted(
+        [
+            'coerce_int: converted "5" to the integer 5',
+            'coerce_bool: converted "false" to false',
+            "wrap_array: wrapped a single value in an array",
+            'enum_case: matched "High" to the enum member "high"',
+        ]
+    )
