@@ -318,3 +318,23 @@ def test_ai_message_with_content_blocks_is_read():
     result = create_agent(model, response_format=ProviderStrategy(Contact)).invoke(ASK)
 
     assert result["structured_response"] == Contact(name="Ada", age=36)
+
+
+class Profile(BaseModel):
+    name: str
+    nickname: str | None = None
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: strict=True sends the schema unchanged, not in a strict dialect"
+)
+def test_strict_schema_is_rewritten_into_a_closed_dialect():
+    model = model_for('{"name": "Ada", "nickname": null}')
+
+    result = create_agent(model, response_format=ProviderStrategy(Profile, strict=True)).invoke(ASK)
+
+    sent = model.calls[0].response_format["json_schema"]
+    assert sent["strict"] is True
+    # Every strict dialect (OpenAI, Anthropic, Gemini) needs closed objects.
+    assert sent["schema"]["additionalProperties"] is False
+    assert result["structured_response"] == Profile(name="Ada")
