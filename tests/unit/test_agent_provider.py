@@ -325,9 +325,6 @@ class Profile(BaseModel):
     nickname: str | None = None
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: strict=True sends the schema unchanged, not in a strict dialect"
-)
 def test_strict_schema_is_rewritten_into_a_closed_dialect():
     model = model_for('{"name": "Ada", "nickname": null}')
 
