@@ -16,6 +16,7 @@ from typing import Any
 from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
 
+from langchain_structx.dialects import Dialect
 from langchain_structx.strategies import StrategyName
 
 _REJECTION_WORDS = (
@@ -81,6 +82,31 @@ def _provider_supported(model: Any, tools: Sequence[Any]) -> bool:
 def _overrides_bind_tools(model: Any) -> bool:
     method = getattr(type(model), "bind_tools", None)
     return method is not None and method is not BaseChatModel.bind_tools
+
+
+_STRICT_DIALECTS: dict[str, Dialect] = {
+    "ChatOpenAI": "openai",
+    "AzureChatOpenAI": "openai",
+    "ChatXAI": "openai",
+    "ChatAnthropic": "anthropic",
+    "ChatAnthropicVertex": "anthropic",
+    "ChatGoogleGenerativeAI": "gemini",
+    "ChatVertexAI": "gemini",
+}
+
+
+def model_dialect(model: Any) -> Dialect | None:
+    """The strict structured-output dialect of a model's provider, if it has one.
+
+    Examples:
+        >>> class ChatAnthropic: ...
+        >>> model_dialect(ChatAnthropic())
+        'anthropic'
+    """
+    for cls in type(model).__mro__:
+        if cls.__name__ in _STRICT_DIALECTS:
+            return _STRICT_DIALECTS[cls.__name__]
+    return None
 
 
 def is_rejection(error: BaseException, strategy: StrategyName) -> bool:

@@ -28,6 +28,7 @@ from langchain_structx._extract import Failed, Found, interpret
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
     AttemptError,
+    DialectError,
     ProviderRejectedError,
     StructuredOutputRetryError,
 )
@@ -197,21 +198,24 @@ def attempt_loop(
     order = plan.candidates
     if plan.auto:
         order = caps.auto_order(model, plan.candidates, memory, tools)
+    dialect = plan.strict_dialect(caps.model_dialect(model))
     while True:
         strategy = order[0]
         try:
-            spec = plan.call_spec(strategy)
+            spec = plan.call_spec(strategy, dialect=dialect)
+        except DialectError as exc:
+            # The schema does not fit the provider's strict mode: ask another way.
+            order = _fall_back(run, order, exc)
+            continue
+        try:
             message = yield CallModel(spec, tuple(run.history), run.progress["attempts"] + 1)
         except Exception as exc:
             if not (plan.auto and caps.is_rejection(exc, strategy)):
                 raise
-            if len(order) == 1:
-                raise ProviderRejectedError(strategy, exc) from exc
-            run.fallback(strategy, order[1], exc)
             memory.remember(caps.model_identity(model), strategy)
-            order = order[1:]
+            order = _fall_back(run, order, exc)
             continue
-        seen = interpret(plan, strategy, message)
+        seen = interpret(plan, spec, message)
         run.count(message, attempt=seen.outcome is not None)
         if seen.outcome is None:
             return run.pending([message])
@@ -222,6 +226,18 @@ def attempt_loop(
         if seen.ordinary_calls:
             return run.pending([message, *replies])
         run.history.extend([message, *replies])
+
+
+def _fall_back(
+    run: _Run, order: tuple[StrategyName, ...], error: Exception
+) -> tuple[StrategyName, ...]:
+    """Drop the failed strategy, or raise when no other may be tried."""
+    if not run.plan.auto or len(order) == 1:
+        if isinstance(error, DialectError):
+            raise error
+        raise ProviderRejectedError(order[0], error) from error
+    run.fallback(order[0], order[1], error)
+    return order[1:]
 
 
 def _success(plan: Plan, message: AIMessage, found: Found) -> list[BaseMessage]:

@@ -7,14 +7,14 @@ and never raises for bad model output; failures are values here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
 from langchain_structx._parse import Parsed, Repair, coerce, parse_json
-from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
 from langchain_structx._schema import Variant
 from langchain_structx.errors import (
     AttemptError,
@@ -28,7 +28,6 @@ from langchain_structx.errors import (
     TruncatedOutputError,
     ValidationIssue,
 )
-from langchain_structx.strategies import StrategyName
 
 _LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length"})
 
@@ -77,16 +76,16 @@ class Interpretation:
     ordinary_calls: bool = False
 
 
-def interpret(plan: Plan, strategy: StrategyName, message: AIMessage) -> Interpretation:
-    """Interpret `message` as an answer under `strategy`."""
+def interpret(plan: Plan, spec: CallSpec, message: AIMessage) -> Interpretation:
+    """Interpret `message` as the answer to a call made with `spec`."""
     refusal = refusal_text(message)
     if refusal is not None:
         return Interpretation(Failed(StructuredOutputRefusal(refusal, ai_message=message)))
-    if strategy == "tool":
+    if spec.strategy == "tool":
         return _interpret_tool(plan, message)
     if message.tool_calls:
         return Interpretation(None, ordinary_calls=True)
-    return Interpretation(_from_text(plan, message))
+    return Interpretation(_from_text(plan, message, spec.restore))
 
 
 def refusal_text(message: AIMessage) -> str | None:
@@ -162,7 +161,9 @@ def _missing(plan: Plan, message: AIMessage) -> AttemptError:
     )
 
 
-def _from_text(plan: Plan, message: AIMessage) -> Found | Failed:
+def _from_text(
+    plan: Plan, message: AIMessage, restore: Callable[[Any], Any] | None
+) -> Found | Failed:
     text = message.text
     name = plan.output_name()
     if not text.strip():
@@ -177,6 +178,8 @@ def _from_text(plan: Plan, message: AIMessage) -> Found | Failed:
         parsed = parse_json(text)
     except JSONParseError as exc:
         return Failed(_parse_failure(name, exc, message))
+    if restore is not None:
+        parsed = Parsed(restore(parsed.value), parsed.repairs)
     return _decode_output(plan, parsed, message)
 
 

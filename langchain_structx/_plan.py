@@ -8,12 +8,13 @@ that ask the model for structured output. Nothing here calls a model.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_structx import _prompt
 from langchain_structx._schema import SchemaSet, Variant, normalize
+from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import UserError
 from langchain_structx.strategies import (
     AutoStrategy,
@@ -38,6 +39,7 @@ class CallSpec:
         tool_choice: Tool choice to force, or None to leave the caller's.
         model_settings: Extra keyword arguments for the model (e.g. response_format).
         system_suffix: Text appended to the system prompt, or None.
+        restore: Maps a strict-dialect answer back to the original shape, or None.
     """
 
     strategy: StrategyName
@@ -45,6 +47,7 @@ class CallSpec:
     tool_choice: Any = None
     model_settings: Mapping[str, Any] = field(default_factory=dict)
     system_suffix: str | None = None
+    restore: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,22 +75,37 @@ class Plan:
     strict: bool | None = None
     json_mode: bool = False
     tool_message_content: str | None = None
+    _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tool_names(self) -> frozenset[str]:
         """Names of the artificial tools of the tool strategy."""
         return frozenset(self.schemas.names)
 
-    def call_spec(self, strategy: StrategyName) -> CallSpec:
-        """Build the request pieces for `strategy`."""
+    def call_spec(self, strategy: StrategyName, *, dialect: Dialect | None = None) -> CallSpec:
+        """Build the request pieces for `strategy`.
+
+        Args:
+            strategy: The strategy to ask with.
+            dialect: For the provider strategy, the strict dialect to rewrite the
+                schema into, or None to send it as it is.
+
+        Raises:
+            DialectError: When the schema cannot be expressed in `dialect`.
+        """
         if strategy == "tool":
             return CallSpec(
                 strategy="tool",
                 tools=tuple(_tool(v) for v in self.schemas.variants),
                 tool_choice="any",
             )
+        if strategy == "provider" and dialect is not None:
+            strict = self.transformed(dialect)
+            settings = _response_format(self.output_name(), strict.schema, strict=True)
+            return CallSpec(strategy="provider", model_settings=settings, restore=strict.restore)
         if strategy == "provider":
-            return CallSpec(strategy="provider", model_settings=self._response_format())
+            settings = _response_format(self.output_name(), self.output_schema(), self.strict)
+            return CallSpec(strategy="provider", model_settings=settings)
         settings = {"response_format": {"type": "json_object"}} if self.json_mode else {}
         return CallSpec(
             strategy="prompted", model_settings=settings, system_suffix=self.instructions()
@@ -110,11 +128,33 @@ class Plan:
             return self.schemas.variants[0].name
         return "_or_".join(self.schemas.names)[:64]
 
-    def _response_format(self) -> dict[str, Any]:
-        json_schema: dict[str, Any] = {"name": self.output_name(), "schema": self.output_schema()}
+    def transformed(self, dialect: Dialect) -> Transformed:
+        """The answer's schema rewritten for `dialect`, computed once per dialect."""
+        found = self._dialects.get(dialect)
+        if found is None:
+            found = transform(self.output_schema(), dialect)
+            self._dialects[dialect] = found
+        return found
+
+    def strict_dialect(self, model_dialect: Dialect | None) -> Dialect | None:
+        """The dialect to rewrite into for a model, or None for no strict mode.
+
+        `strict=True` always rewrites (into the model's dialect, OpenAI's when it
+        has none of its own); `strict=None` rewrites only under `AutoStrategy` and
+        only for a model known to have a strict mode.
+        """
         if self.strict:
-            json_schema["strict"] = True
-        return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
+            return model_dialect or "openai"
+        if self.strict is None and self.auto:
+            return model_dialect
+        return None
+
+
+def _response_format(name: str, schema: dict[str, Any], strict: bool | None) -> dict[str, Any]:
+    json_schema: dict[str, Any] = {"name": name, "schema": schema}
+    if strict:
+        json_schema["strict"] = True
+    return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
 
 
 def _tool(variant: Variant) -> dict[str, Any]:
