@@ -18,8 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from langchain_structx._parse import parse_json
-from langchain_structx._partial import PartialJSONParser
+from langchain_structx._parse import PartialJSONParser, parse_json
 
 VALID_GOAL = 1.5
 REPAIR_GOAL = 20.0

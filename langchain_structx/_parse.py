@@ -12,8 +12,8 @@ that value; otherwise the first `{` or `[` that starts a complete, repairable va
 wins. Text that ends inside a value is truncation, which is final: no later
 candidate is tried, because every later candidate would sit inside the cut value.
 
-Schema-guided coercion (`coerce`) lives here too; streaming parsing is in
-`langchain_structx._partial`.
+Schema-guided coercion (`coerce`) lives here too. Streaming parsing is implemented in
+`langchain_structx._partial` and re-exported from here.
 """
 
 from __future__ import annotations
@@ -25,10 +25,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from langchain_structx._partial import MAX_DEPTH, PartialJSONParser, parse_partial
 from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
 
-MAX_DEPTH: Final = 1000
-"""Deepest nesting of objects and arrays that the lenient path accepts."""
+__all__ = (
+    "MAX_DEPTH",
+    "Parsed",
+    "PartialJSONParser",
+    "Repair",
+    "coerce",
+    "parse_json",
+    "parse_partial",
+)
 
 _MAX_ATTEMPTS: Final = 32
 """How many `{`/`[` candidates in prose are tried before giving up (bounds the work)."""
@@ -346,16 +354,24 @@ class _Rewriter:
             self.depth += opens - closes
         end = self.pos + len(piece)
         if closes:
-            if _LEADING_CLOSE.match(piece):
-                self._drop_trailing_comma()
-            piece, dropped = _TRAILING_COMMA.subn(r"\1", piece)
-            if dropped:
-                self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + dropped
+            piece = self._drop_run_commas(piece)
         if quoted:
             self._put(piece.replace("'", '"'), end, "single_quotes", piece.count("'") // 2)
         else:
             self._put(piece, end)
         return ended
+
+    def _drop_run_commas(self, piece: str) -> str:
+        if _LEADING_CLOSE.match(piece):
+            self._drop_trailing_comma()
+        fixed, dropped = _TRAILING_COMMA.subn(r"\1", piece)
+        if dropped:
+            self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + dropped
+            # Each dropped comma shifts what follows it: mark it for error positions.
+            for number, comma in enumerate(_TRAILING_COMMA.finditer(piece)):
+                self.marks_out.append(self.olen + comma.start() - number)
+                self.marks_src.append(self.pos + comma.start() + 1)
+        return fixed
 
     def _walk(self, piece: str) -> int:
         """Track depth bracket by bracket; return where the value closes, or 0."""
@@ -449,20 +465,22 @@ class _Rewriter:
         return self._other()
 
     def _drop_trailing_comma(self) -> None:
+        """Remove a comma left in earlier output, e.g. before a comment and a bracket."""
         for index in range(len(self.out) - 1, -1, -1):
-            piece = self.out[index].rstrip()
+            original = self.out[index]
+            piece = original.rstrip()
             if not piece:
                 continue
             if piece.endswith(","):
                 self.out[index] = piece[:-1]
-                self.olen -= len(self.out[index]) + 1 - len(piece)
+                self.olen -= len(original) - len(piece) + 1
                 self._mark()
                 self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + 1
             return
 
     def _double_quote(self) -> bool:
-        # Only reached when the fast pattern rejected the string: unterminated or
-        # holding raw control characters.
+        # Only reached when the fast pattern rejected the string: it is unterminated,
+        # holds raw control characters, or holds brackets.
         end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
         if end >= len(self.text) or self.text[end] != '"':
             raise self._fail(TruncatedJSONError, "the text ends inside a string")
@@ -530,8 +548,6 @@ class _Rewriter:
         end = self.pos + len(word)
         if self.depth > 0 and _KEY_AFTER.match(text, end):
             self._put(json.dumps(word), end, "unquoted_key")
-        elif word in _PY_LITERALS:
-            self._put(_PY_LITERALS[word], end, "python_literal")
         elif word in _NON_FINITE:
             raise self._fail(MalformedJSONError, _non_finite_message(word), final=True)
         elif _TO_END.fullmatch(text, end) and (

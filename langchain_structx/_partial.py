@@ -23,11 +23,13 @@ What the best-effort value holds, for the text seen so far:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from langchain_structx._parse import MAX_DEPTH
+MAX_DEPTH: Final = 1000
+"""Deepest nesting of objects and arrays accepted, here and by `parse_json`."""
 
 _START, _FENCE, _PROSE, _VALUE, _KEY, _COLON, _AFTER = range(7)
 _STRING, _NUMBER, _LITERAL, _SCALAR_DONE, _DONE = range(7, 12)
@@ -118,6 +120,8 @@ class PartialJSONParser:
             self._advance(self._pending + chunk)
             self._refresh()
         except Exception:  # the contract is that feed never raises: freeze instead
+            with contextlib.suppress(Exception):
+                self._refresh()
             self._state = _DONE
         return self._root
 

@@ -223,3 +223,44 @@ def test_deep_values_are_bounded() -> None:
         "$ref": "#/$defs/X",
     }
     assert isinstance(coerce(value, schema).value, list)
+
+
+def test_required_keys_pick_the_union_branch() -> None:
+    schema = {
+        "oneOf": [
+            {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}},
+            {"type": "object", "required": ["b"], "properties": {"b": {"type": "boolean"}}},
+        ]
+    }
+    parsed = coerce({"b": "yes"}, schema)
+    assert parsed.value == {"b": True}
+    assert kinds(parsed) == [("coerce_bool", ("b",))]
+
+
+def test_union_members_with_all_of_and_nested_unions() -> None:
+    schema = {
+        "anyOf": [
+            {"allOf": [{"type": "integer"}, {"enum": [1, 2]}]},
+            {"anyOf": [{"type": "boolean"}]},
+        ]
+    }
+    assert coerce("2", schema).value == 2
+    assert coerce("no", schema).value is False
+    assert coerce("7", schema) == Parsed("7", ())
+
+
+def test_ref_into_a_list_and_unknown_types() -> None:
+    root = {"anyOf": [{"type": "integer"}]}
+    assert coerce("3", {"$ref": "#/anyOf/0"}, root=root).value == 3
+    assert coerce("3", {"type": "decimal"}) == Parsed("3", ())
+
+
+def test_enum_equality_tells_booleans_from_numbers() -> None:
+    assert coerce(1, {"type": ["integer", "boolean"], "enum": [True]}) == Parsed(1, ())
+    assert coerce("true", {"enum": [True]}) == Parsed("true", ())
+
+
+def test_number_overflow_and_non_strings_are_not_coerced() -> None:
+    assert coerce("1e999", {"type": "number"}) == Parsed("1e999", ())
+    assert coerce(["x"], {"type": "null"}) == Parsed(["x"], ())
+    assert coerce({"a": 1}, {"type": "integer"}) == Parsed({"a": 1}, ())

@@ -287,3 +287,36 @@ def test_depth_error_points_at_the_offending_bracket() -> None:
     with pytest.raises(MalformedJSONError) as info:
         parse_json("{'a': " + "[" * 2000)
     assert info.value.position == 6 + MAX_DEPTH - 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{a: 1, bb: 1 2}",
+        "{a: 1, /* long comment */ 'b': 1 2}",
+        "[1, // c\n 1 2]",
+        "{'a': [1,], 'b': 1 2}",
+    ],
+)
+def test_error_positions_refer_to_the_original_text(text: str) -> None:
+    with pytest.raises(MalformedJSONError) as info:
+        parse_json(text)
+    assert info.value.position == text.index(" 2") + 1
+
+
+def test_decoder_recursion_limit_is_a_depth_error() -> None:
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)
+    try:
+        with pytest.raises(MalformedJSONError, match="nested deeper"):
+            parse_json("[" * 500 + "1," + "]" * 500)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_python_literal_used_as_a_key_is_quoted() -> None:
+    parsed = parse_json("{True: 1, None: 2}")
+    assert parsed.value == {"True": 1, "None": 2}
+    assert kinds(parsed) == ["unquoted_key"]

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_structx._parse import parse_json
-from langchain_structx._partial import PartialJSONParser, parse_partial
+from langchain_structx._parse import PartialJSONParser, parse_json, parse_partial
 from langchain_structx.errors import JSONParseError
 
 scalars = (
@@ -27,7 +27,7 @@ values = st.recursive(
 dumps = st.sampled_from([{}, {"indent": 2}, {"ensure_ascii": False}, {"separators": (",", ":")}])
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(values, dumps)
 def test_valid_json_round_trips_without_repairs(value: Any, options: dict[str, Any]) -> None:
     text = json.dumps(value, **options)
@@ -36,7 +36,7 @@ def test_valid_json_round_trips_without_repairs(value: Any, options: dict[str, A
     assert parsed.repairs == ()
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text() | st.binary().map(lambda raw: raw.decode("latin-1")))
 def test_arbitrary_text_returns_or_raises_a_parse_error(text: str) -> None:
     try:
@@ -45,7 +45,7 @@ def test_arbitrary_text_returns_or_raises_a_parse_error(text: str) -> None:
         pass
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="{}[]\"':,0123456789.-+eEtrufalsnNTF \n/*#`\\xyz"))
 def test_json_like_noise_returns_or_raises_a_parse_error(text: str) -> None:
     try:
@@ -117,7 +117,7 @@ def within(partial: Any, final: Any, layout: Layout, cut: int, path: tuple[Any, 
     return partial == final and type(partial) is type(final)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(values, dumps, st.data())
 def test_partial_prefixes_never_invent_content(
     value: Any, options: dict[str, Any], data: Any
@@ -134,7 +134,7 @@ def test_partial_prefixes_never_invent_content(
         assert partial is None or final.startswith(partial)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(values, dumps, st.integers(min_value=1, max_value=7))
 def test_streaming_ends_equal_to_json_loads(value: Any, options: dict[str, Any], size: int) -> None:
     text = json.dumps(value, **options)
@@ -146,3 +146,66 @@ def test_streaming_ends_equal_to_json_loads(value: Any, options: dict[str, Any],
     for i in range(0, len(text), size):
         other.feed(text[i : i + size])
     assert other.value == json.loads(text)
+
+
+def grows(before: Any, after: Any) -> bool:
+    """`after` extends `before`: keys added, lists appended, strings extended."""
+    if isinstance(before, dict):
+        return isinstance(after, dict) and all(
+            key in after and grows(item, after[key]) for key, item in before.items()
+        )
+    if isinstance(before, list):
+        return (
+            isinstance(after, list)
+            and len(before) <= len(after)
+            and all(grows(a, b) for a, b in zip(before, after, strict=False))
+        )
+    if isinstance(before, str):
+        return isinstance(after, str) and after.startswith(before)
+    return before is None or (before == after and type(before) is type(after))
+
+
+containers = st.one_of(
+    st.lists(values, min_size=1, max_size=5),
+    st.dictionaries(st.text(), values, min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(containers, dumps, st.integers(min_value=1, max_value=9))
+def test_streamed_values_only_grow(value: Any, options: dict[str, Any], size: int) -> None:
+    text = json.dumps(value, **options)
+    parser = PartialJSONParser()
+    previous: Any = None
+    for i in range(0, len(text), size):
+        current = copy.deepcopy(parser.feed(text[i : i + size]))
+        assert grows(previous, current)
+        previous = current
+
+
+printable = st.text(st.characters(categories=["L", "N", "P", "S"]) | st.just(" "), max_size=12)
+python_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | printable,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(printable, children, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(python_values, min_size=1, max_size=4)
+    | st.dictionaries(printable, python_values, min_size=1, max_size=4)
+)
+def test_python_repr_in_a_fence_parses_back(value: Any) -> None:
+    text = f"Here you go:\n```python\n{value!r}\n```\nDone."
+    parsed = parse_json(text)
+    assert parsed.value == value
+    kinds = [repair.kind for repair in parsed.repairs]
+    assert kinds[:2] == ["fence", "prose"]
+    assert set(kinds[2:]) <= {"single_quotes", "python_literal"}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from langchain_structx._partial import PartialJSONParser, parse_partial
+from langchain_structx._parse import PartialJSONParser, parse_partial
 
 
 def stream(text: str, size: int = 4) -> list[Any]:
@@ -147,3 +147,32 @@ def test_long_string_streams_quickly() -> None:
         parser.feed(text[i : i + 400])
     assert parser.value == {"a": "x" * 200_000}
     assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1, ', {"a": 1}),
+        ('{"a": 1, x', {"a": 1}),
+        ('"abc"  ', "abc"),
+        ("[" + "1" * 5000 + ", 2]", []),
+        ('["\\uzz12"]', ["uzz12"]),
+        ('["\\ud83d\\u0041"]', ["\ud83dA"]),
+        ('["\\ud83d\\', [""]),
+        ('["\\q"]', ["q"]),
+    ],
+)
+def test_odd_but_readable_streams(text: str, expected: Any) -> None:
+    assert parse_partial(text) == expected
+
+
+def test_internal_errors_freeze_the_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_structx import _partial
+
+    def broken(text: str, start: int) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(_partial, "_decode_escape", broken)
+    parser = PartialJSONParser()
+    assert parser.feed('{"a": 1, "b": "x\\n') == {"a": 1, "b": "x"}
+    assert parser.feed('", "c": 2}') == {"a": 1, "b": "x"}
