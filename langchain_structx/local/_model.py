@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -50,6 +51,16 @@ class _Loaded:
 
 _CACHE: dict[tuple[str, int, int, str | None], _Loaded] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Free models while llama_cpp's module globals still exist; left to __del__
+    # at interpreter shutdown, llama.cpp's cleanup fails with a TypeError.
+    with _CACHE_LOCK:
+        for loaded in _CACHE.values():
+            loaded.llama.close()
+        _CACHE.clear()
 
 
 def _load(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> _Loaded:
@@ -415,17 +426,22 @@ class LocalChatModel(BaseChatModel):
     def _tool_chunk(result: ChatResult) -> ChatGenerationChunk:
         message = result.generations[0].message
         assert isinstance(message, AIMessage)  # _generate only builds AIMessages.
-        # Invalid calls go in as raw text; the chunk re-derives them as invalid.
-        pending: list[tuple[str | None, str | None, str | None]]
-        pending = [(c["name"], json.dumps(c["args"]), c["id"]) for c in message.tool_calls]
-        pending += [(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
         chunks = [
-            ToolCallChunk(name=name, args=args, id=call_id, index=i, type="tool_call_chunk")
-            for i, (name, args, call_id) in enumerate(pending)
+            ToolCallChunk(
+                name=c["name"],
+                args=json.dumps(c["args"]),
+                id=c["id"],
+                index=i,
+                type="tool_call_chunk",
+            )
+            for i, c in enumerate(message.tool_calls)
         ]
+        # Invalid calls are passed as such: as raw chunks, LangChain would repair the
+        # truncated JSON into a plausible but wrong call.
         chunk = AIMessageChunk(
             content=message.content,
             tool_call_chunks=chunks,
+            invalid_tool_calls=message.invalid_tool_calls,
             usage_metadata=message.usage_metadata,
             response_metadata=message.response_metadata,
             chunk_position="last",
