@@ -34,6 +34,12 @@ from langchain_structx.middleware import (
     StructuredOutputMiddleware,
     create_agent,
 )
+from langchain_structx.nodes import (
+    KindRouter,
+    StructuredOutputNode,
+    route_by_kind,
+    structured_output_node,
+)
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
 from langchain_structx.strategies import (
     AutoStrategy,
@@ -55,6 +61,7 @@ __all__ = (
     "FallbackRecord",
     "HandleErrors",
     "InvalidOutputError",
+    "KindRouter",
     "JSONParseError",
     "MalformedJSONError",
     "MissingOutputError",
@@ -70,6 +77,7 @@ __all__ = (
     "StructuredAgentState",
     "StructuredOutputFailure",
     "StructuredOutputMiddleware",
+    "StructuredOutputNode",
     "StructuredOutputRefusal",
     "StructuredOutputRetryError",
     "StructuredReport",
@@ -82,4 +90,6 @@ __all__ = (
     "ValidationIssue",
     "__version__",
     "create_agent",
+    "route_by_kind",
+    "structured_output_node",
 )

@@ -49,6 +49,7 @@ class Progress(TypedDict):
     fallbacks: list[FallbackRecord]
     repairs: list[str]
     done: bool
+    answer_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +132,7 @@ class _Run:
             "usage": self.progress["usage"],
         }
         self.progress["done"] = True
+        self.progress["answer_id"] = messages[0].id
         return RunResult(
             [*self.history, *messages], found.value, found.variant, report, self.progress
         )
@@ -149,6 +151,7 @@ def new_progress() -> Progress:
         "fallbacks": [],
         "repairs": [],
         "done": False,
+        "answer_id": None,
     }
 
 

@@ -251,11 +251,16 @@ def _infer_kind(
 def _validate(
     plan: Plan, variant: Variant, data: Any, message: AIMessage, repairs: tuple[Repair, ...]
 ) -> Found | Failed:
-    if plan.coerce:
-        coerced = coerce(data, variant.json_schema)
-        data, repairs = coerced.value, (*repairs, *coerced.repairs)
     try:
-        value = variant.validate(data)
+        return Found(variant.validate(data), variant.name, repairs)
+    except OutputValidationError as exc:
+        first_error = exc
+    # Coercion only runs on a value that failed: the happy path pays nothing for it.
+    coerced = coerce(data, variant.json_schema) if plan.coerce else None
+    if coerced is None or not coerced.repairs:
+        return Failed(InvalidOutputError(variant.name, first_error, ai_message=message))
+    try:
+        value = variant.validate(coerced.value)
     except OutputValidationError as exc:
         return Failed(InvalidOutputError(variant.name, exc, ai_message=message))
-    return Found(value, variant.name, repairs)
+    return Found(value, variant.name, (*repairs, *coerced.repairs))

@@ -80,7 +80,7 @@ class Plan:
     @property
     def tool_names(self) -> frozenset[str]:
         """Names of the artificial tools of the tool strategy."""
-        return frozenset(self.schemas.names)
+        return self.schemas.name_set
 
     def call_spec(self, strategy: StrategyName, *, dialect: Dialect | None = None) -> CallSpec:
         """Build the request pieces for `strategy`.

@@ -12,6 +12,7 @@ This module knows nothing of models or of LangChain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import types
 import typing
@@ -66,7 +67,7 @@ class Variant:
         return self._check(data)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SchemaSet:
     """The variants of a response format, in the order the user gave them.
 
@@ -82,6 +83,11 @@ class SchemaSet:
     def names(self) -> tuple[str, ...]:
         """Names of the variants, in order."""
         return tuple(v.name for v in self.variants)
+
+    @functools.cached_property
+    def name_set(self) -> frozenset[str]:
+        """Names of the variants, for membership tests."""
+        return frozenset(self.names)
 
     @property
     def is_union(self) -> bool:

@@ -33,7 +33,6 @@ from langchain.agents.middleware.types import (
     OmitFromInput,
     PrivateStateAttr,
     ToolCallRequest,
-    hook_config,
 )
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -94,7 +93,11 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         self._overrides: dict[int, tuple[Any, Plan]] = {}
 
     def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Clear what an earlier turn left, so it never leaks into this one."""
+        """Clear what an earlier turn left, so it never leaks into this one.
+
+        Model calls overwrite these keys too; this step also covers a turn that
+        fails before any answer, which leaves no writes of its own.
+        """
         return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None, PROGRESS_KEY: None}
 
     async def abefore_agent(
@@ -103,29 +106,15 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         """Async form of `before_agent`."""
         return self.before_agent(state, runtime)
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(
-        self, state: StructuredAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """End the run once the answer is in and the tools called beside it have run."""
-        progress = state.get("structx_progress")
-        if progress and progress.get("done"):
-            return {"jump_to": "end"}
-        return None
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(
-        self, state: StructuredAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async form of `before_model`."""
-        return self.before_model(state, runtime)
-
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
         """Run the attempt loop around the model call."""
+        progress, answered = _progress_of(request)
+        if answered:
+            return _already_answered(request)
         plan = self._plan_for(request)
         sink = streaming.EventSink()
 
@@ -134,7 +123,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
                 sink, plan, step, lambda: _ai_message(handler(_extend(request, step)))
             )
 
-        return _respond(_engine.drive(self._loop(plan, request), call), sink)
+        return _respond(_engine.drive(self._loop(plan, request, progress), call), sink)
 
     async def awrap_model_call(
         self,
@@ -142,6 +131,9 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
         """Async form of `wrap_model_call`."""
+        progress, answered = _progress_of(request)
+        if answered:
+            return _already_answered(request)
         plan = self._plan_for(request)
         sink = streaming.EventSink()
 
@@ -151,7 +143,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
 
             return await streaming.awatched(sink, plan, step, once)
 
-        response = _respond(await _engine.adrive(self._loop(plan, request), call), sink)
+        loop = self._loop(plan, request, progress)
+        response = _respond(await _engine.adrive(loop, call), sink)
         await sink.flush()
         return response
 
@@ -188,12 +181,40 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
             self._overrides[id(override)] = cached
         return cached[1]
 
-    def _loop(self, plan: Plan, request: ModelRequest[Any]) -> Any:
-        state: dict[str, Any] = dict(request.state)
-        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
+    def _loop(
+        self, plan: Plan, request: ModelRequest[Any], progress: _engine.Progress | None
+    ) -> Any:
         return _engine.attempt_loop(
-            plan, model=request.model, state=state, progress=progress, tools=request.tools
+            plan, model=request.model, state=request.state, progress=progress, tools=request.tools
         )
+
+
+def _progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
+    """The run to continue, and whether this turn's answer is already in.
+
+    A finished run whose answer is the last AI message, followed only by tool
+    results, means the model called ordinary tools beside its answer: they have
+    run, and the turn is over. A finished run followed by anything else is an
+    earlier turn, so a new run starts.
+    """
+    progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
+    if not progress or not progress["done"]:
+        return progress, False
+    return None, _only_tool_results_after(request.messages, progress["answer_id"])
+
+
+def _only_tool_results_after(messages: Sequence[Any], answer_id: str | None) -> bool:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return answer_id is not None and message.id == answer_id
+        if not isinstance(message, ToolMessage):
+            return False
+    return False
+
+
+def _already_answered(request: ModelRequest[Any]) -> ExtendedModelResponse[Any]:
+    value = request.state.get(RESPONSE_KEY)
+    return ExtendedModelResponse(model_response=ModelResponse(result=[], structured_response=value))
 
 
 TYPES_KEY = "structx_response_types"
@@ -262,8 +283,11 @@ def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
 
 
 def _respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedModelResponse[Any]:
-    update: dict[str, Any] = {PROGRESS_KEY: result.progress}
-    if result.report is not None:
+    # Every model call writes these keys, so nothing from an earlier turn survives.
+    update: dict[str, Any] = {PROGRESS_KEY: result.progress, KIND_KEY: None, REPORT_KEY: None}
+    if result.report is None:
+        update[RESPONSE_KEY] = None
+    else:
         update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
         if sink.active:
             report = result.report

@@ -96,25 +96,24 @@ def _json_start(text: str) -> int:
 class _Buffer:
     """Accumulates one stream of text and decides when to read it again."""
 
-    __slots__ = ("_parts", "_size", "_read_at", "last")
+    __slots__ = ("_parts", "_size", "_next_read", "last")
 
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._size = 0
-        self._read_at = 0
+        self._next_read = MIN_STEP
         self.last: Any = None
 
     def add(self, piece: str) -> bool:
         """Add text; True when it has grown enough to be read again."""
         self._parts.append(piece)
         self._size += len(piece)
-        step = max(MIN_STEP, int(self._read_at * _GROWTH))
-        return self._size - self._read_at >= step
+        return self._size >= self._next_read
 
     def read(self) -> Any:
         text = "".join(self._parts)
         self._parts = [text]
-        self._read_at = self._size
+        self._next_read = self._size + max(MIN_STEP, int(self._size * _GROWTH))
         return partial_value(text)
 
 
@@ -135,6 +134,7 @@ class PartialTracker:
         self._emit = emit
         self._buffers: dict[int, _Buffer] = {}
         self._names: dict[int, str] = {}
+        self._tool_names = plan.tool_names
 
     def feed(self, chunk: AIMessageChunk) -> None:
         """Take one streamed chunk."""
@@ -151,11 +151,13 @@ class PartialTracker:
             if part.get("name"):
                 self._names[index] = str(part["name"])
             name = self._names.get(index)
-            if name in self._plan.tool_names and part.get("args"):
+            if name in self._tool_names and part.get("args"):
                 self._grow(index, str(part["args"]), name)
 
     def _grow(self, key: int, text: str, kind: str | None) -> None:
-        buffer = self._buffers.setdefault(key, _Buffer())
+        buffer = self._buffers.get(key)
+        if buffer is None:
+            buffer = self._buffers[key] = _Buffer()
         if not text or not buffer.add(text):
             return
         value = buffer.read()
