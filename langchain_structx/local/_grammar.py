@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -226,10 +227,14 @@ def sanitize_pattern(pattern: str) -> str | None:
 
 
 def _compiles(pattern: str) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error:
-        return False
+    # Python warns about syntax it may read differently one day (such as `[1--]`);
+    # only whether it compiles matters here, so the warning is not for the user.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            re.compile(pattern)
+        except re.error:
+            return False
     return True
 
 

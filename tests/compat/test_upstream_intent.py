@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import (
     AgentMiddleware,
