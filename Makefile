@@ -34,6 +34,7 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/python -m pytest --cov --cov-report=term
 	$(MAKE) compat
+	$(MAKE) docs
 
 compat: $(STAMP)
 	$(BIN)/python -m pytest -p tests.compat.plugin tests/compat -q
