@@ -43,29 +43,30 @@ _MAX_ATTEMPTS: Final = 32
 
 # Fast runs: plain JSON copied through in one regex match. Strings inside a run may
 # not hold brackets, so every bracket in a run is structural and can be counted.
+# Repeated groups are possessive (`*+`, `++`): without that, the regex engine keeps
+# backtracking state per repetition, which costs gigabytes on megabyte inputs.
 _PLAIN = r"[\s:,{}\[\]]+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?:true|false|null)(?![\w$])"
-_DQ_STRING = r'"[^"\\\x00-\x1f{}\[\]]*(?:\\.[^"\\\x00-\x1f{}\[\]]*)*"'
-_BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})+")
+_DQ_STRING = r'"[^"\\\x00-\x1f{}\[\]]*+(?:\\.[^"\\\x00-\x1f{}\[\]]*+)*+"'
+_BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})++")
 # A run of simple single-quoted strings (and double-quoted ones free of apostrophes)
 # that one str.replace turns into JSON; the lookahead leaves apostrophes alone.
-_DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*(?:\\.[^"\'\\\x00-\x1f{}\[\]]*)*"'
-_SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*'(?=\s*[,:}\]])"
-_SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})+")
+_DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)*+"'
+_SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
+_SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
 _BRACKET = re.compile(r"[{}\[\]]")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _LEADING_CLOSE = re.compile(r"\s*[}\]]")
 _LEAD = re.compile(r"[\ufeff\s]*(?:```[\w+.#-]*\s*)?")
 _OPEN = re.compile(r"[{\[]")
-_REGION_TOKEN = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|[{}\[\]]')
+_REGION_TOKEN = re.compile(r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"?|[{}\[\]]')
 _PY_LITERAL = re.compile(r"(?:True|False|None)(?![\w$])(?!\s*:)")
 _WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
 _KEY_AFTER = re.compile(r"\s*:")
 _TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
 _INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
-_DQ_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
+_DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
 _QUOTE_FIX = re.compile(r"\\'|\"|[\x00-\x1f]")
 _CONTROL = re.compile(r"[\x00-\x1f]")
-_QUOTE_CLOSE_AFTER = re.compile(r"\s*(?:[,:}\]]|```|\Z)")
 _FENCE_TAG = re.compile(r"[\w+.#-]*")
 
 _QUOTES: Final = {
@@ -75,8 +76,9 @@ _QUOTES: Final = {
     "\u201c": ("\u201c\u201d", "smart_quotes"),
     "\u201d": ("\u201c\u201d", "smart_quotes"),
 }
-_QUOTE_BODY: Final = {
-    closers: re.compile(rf"[^{closers}\\]*(?:\\[\s\S][^{closers}\\]*)*")
+# A closing quote is one followed by a delimiter, so that apostrophes inside survive.
+_QUOTE_CLOSE: Final = {
+    closers: re.compile(rf"[{closers}](?=\s*(?:[,:}}\]]|```|\Z))")
     for closers, _ in _QUOTES.values()
 }
 _PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
@@ -491,20 +493,21 @@ class _Rewriter:
 
     def _quoted(self) -> bool:
         closers, kind = _QUOTES[self.text[self.pos]]
-        body, end = self._find_close(_QUOTE_BODY[closers])
+        end = self._find_close(_QUOTE_CLOSE[closers])
+        body = self.text[self.pos + 1 : end]
         self._put(f'"{_QUOTE_FIX.sub(_fix_quoted, body)}"', end + 1, kind)
         return False
 
-    def _find_close(self, body: re.Pattern[str]) -> tuple[str, int]:
-        """Find the closing quote; one followed by a delimiter, so apostrophes survive."""
+    def _find_close(self, closer: re.Pattern[str]) -> int:
         text, scan = self.text, self.pos + 1
-        while True:
-            end = body.match(text, scan).end()  # type: ignore[union-attr]
-            if end >= len(text) or text[end] == "\\":
-                raise self._fail(TruncatedJSONError, "the text ends inside a string")
-            if _QUOTE_CLOSE_AFTER.match(text, end + 1):
-                return text[self.pos + 1 : end], end
+        while (found := closer.search(text, scan)) is not None:
+            end = before = found.start()
+            while before > scan and text[before - 1] == "\\":
+                before -= 1
+            if (end - before) % 2 == 0:  # not escaped
+                return end
             scan = end + 1
+        raise self._fail(TruncatedJSONError, "the text ends inside a string")
 
     def _slash(self) -> bool:
         text, pos = self.text, self.pos

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import time
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
 
@@ -320,3 +322,36 @@ def test_python_literal_used_as_a_key_is_quoted() -> None:
     parsed = parse_json("{True: 1, None: 2}")
     assert parsed.value == {"True": 1, "None": 2}
     assert kinds(parsed) == ["unquoted_key"]
+
+
+REPETITIVE: list[Callable[[int], str]] = [
+    lambda n: "[" + "1," * n,
+    lambda n: '{"a": "' + "\\n" * n + '",}',
+    lambda n: "'" * 2 * n,
+    lambda n: "['" + "a'b" * n,
+    lambda n: "\u201c" * 2 * n,
+]
+
+
+def parse_quietly(text: str) -> None:
+    try:
+        parse_json(text)
+    except JSONParseError:
+        pass
+
+
+@pytest.mark.parametrize("build", REPETITIVE)
+def test_long_repetitive_input_stays_fast_and_small(build: Callable[[int], str]) -> None:
+    # Regression: repeated regex groups used to keep per-repetition backtracking
+    # state: superlinear time and hundreds of megabytes for inputs like these.
+    started = time.perf_counter()
+    parse_quietly(build(1_000_000))
+    assert time.perf_counter() - started < 1.5
+    text = build(100_000)
+    tracemalloc.start()
+    try:
+        parse_quietly(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(text)
