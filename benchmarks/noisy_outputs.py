@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents import structured_output as lc
 from langchain_core.messages import AIMessage, HumanMessage
@@ -499,7 +500,29 @@ def main() -> int:
         f"goal: every case succeeds ({succeeded}); "
         f"calls within {CALLS_GOAL:.1f}x of minimum ({'PASS' if within else 'MISS'})"
     )
+    record(
+        "noisy_outputs",
+        title=f"{len(cases)} scripted misbehaviours",
+        unit="success rate (%)",
+        groups=["all cases"],
+        series={"structx": [100 * _rate(mine)], "langchain": [100 * _rate(stock)]},
+        extra={
+            "calls_per_success": {"structx": _per(mine), "langchain": _per(stock)},
+            "cases": len(cases),
+            "langchain_unsupported": stock.unsupported,
+            "langchain_failed": stock.failed,
+            "structx_failed": mine.failed,
+        },
+    )
     return 0
+
+
+def _rate(totals: Totals) -> float:
+    return totals.successes / totals.cases if totals.cases else 0.0
+
+
+def _per(totals: Totals) -> float | None:
+    return totals.calls / totals.successes if totals.successes else None
 
 
 if __name__ == "__main__":

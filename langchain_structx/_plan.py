@@ -48,6 +48,8 @@ class CallSpec:
     model_settings: Mapping[str, Any] = field(default_factory=dict)
     system_suffix: str | None = None
     restore: Callable[[Any], Any] | None = None
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What a shell builds from this spec once (specs are cached per plan)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +78,7 @@ class Plan:
     json_mode: bool = False
     tool_message_content: str | None = None
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
+    _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tool_names(self) -> frozenset[str]:
@@ -93,6 +96,13 @@ class Plan:
         Raises:
             DialectError: When the schema cannot be expressed in `dialect`.
         """
+        key = f"{strategy}:{dialect}"
+        found = self._specs.get(key)
+        if found is None:
+            found = self._specs[key] = self._build_spec(strategy, dialect)
+        return found
+
+    def _build_spec(self, strategy: StrategyName, dialect: Dialect | None) -> CallSpec:
         if strategy == "tool":
             return CallSpec(
                 strategy="tool",

@@ -18,8 +18,6 @@ Examples:
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, Union, cast
 
@@ -40,7 +38,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langchain_structx import _engine, streaming
-from langchain_structx._plan import Plan, build_plan
+from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
 from langchain_structx.strategies import (
     AutoStrategy,
@@ -245,7 +243,7 @@ def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest
         system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
     return request.override(
         messages=cast("list[AnyMessage]", _engine.with_history(request.messages, step)),
-        tools=[*request.tools, *_as_tools(spec.tools)],
+        tools=[*request.tools, *_as_tools(spec)],
         tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
         model_settings={**request.model_settings, **spec.model_settings},
         system_message=system,
@@ -253,24 +251,24 @@ def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _tool(name: str, description: str, parameters: str) -> BaseTool:
-    return StructuredTool(
-        name=name, description=description, args_schema=json.loads(parameters), func=_never
-    )
-
-
 def _never(**_: Any) -> str:
     raise RuntimeError("structured-output tools are answered by the middleware, never run")
 
 
-def _as_tools(specs: Sequence[dict[str, Any]]) -> list[BaseTool]:
-    out = []
-    for spec in specs:
-        function = spec["function"]
-        parameters = json.dumps(function["parameters"], sort_keys=True)
-        out.append(_tool(function["name"], function["description"], parameters))
-    return out
+def _as_tools(spec: CallSpec) -> tuple[BaseTool, ...]:
+    # Specs are cached per plan, so their tools are built once per spec.
+    found: tuple[BaseTool, ...] | None = spec.derived.get("tools")
+    if found is None:
+        found = spec.derived["tools"] = tuple(
+            StructuredTool(
+                name=tool["function"]["name"],
+                description=tool["function"]["description"],
+                args_schema=tool["function"]["parameters"],
+                func=_never,
+            )
+            for tool in spec.tools
+        )
+    return found
 
 
 def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
