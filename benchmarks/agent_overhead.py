@@ -4,6 +4,11 @@ Both agents get the same ScriptedChatModel script (one structured tool call) and
 same Pydantic schema with the tool strategy. Runs are interleaved, ours then theirs,
 after a warm-up, so that drift in machine load hits both sides alike.
 
+A third agent, LangChain's own with a do-nothing middleware (a `before_agent`
+hook and a pass-through `wrap_model_call`, the two hooks ours uses), shows how much
+of the difference is the fixed cost of LangChain's middleware machinery rather
+than our engine.
+
 Run: python benchmarks/agent_overhead.py [--n 1000] [--warmup 50]
 """
 
@@ -15,6 +20,7 @@ import time
 
 from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
+from langchain.agents.middleware.types import AgentMiddleware
 from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
@@ -24,6 +30,7 @@ from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
 GOAL = 1.10
+LABELS = ("structx", "langchain", "langchain+noop mw")
 
 
 class Contact(BaseModel):
@@ -42,6 +49,16 @@ ANSWER = AIMessage(
 )
 INPUT = {"messages": [HumanMessage("Ada, 36, ada@example.com")]}
 EXPECTED = Contact(name="Ada", email="ada@example.com", age=36)
+
+
+class PassThrough(AgentMiddleware):
+    """The hooks our middleware uses, doing nothing."""
+
+    def before_agent(self, state, runtime):
+        return None
+
+    def wrap_model_call(self, request, handler):
+        return handler(request)
 
 
 def timed(agent, model: ScriptedChatModel) -> float:
@@ -65,42 +82,44 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=50, help="untimed invokes per agent")
     args = parser.parse_args()
 
-    ours_model = ScriptedChatModel(responses=[ANSWER])
-    theirs_model = ScriptedChatModel(responses=[ANSWER])
-    ours = create_agent(ours_model, response_format=ToolStrategy(Contact))
-    theirs = langchain_create_agent(theirs_model, response_format=LangChainToolStrategy(Contact))
-
+    models = {name: ScriptedChatModel(responses=[ANSWER]) for name in LABELS}
+    agents = {
+        "structx": create_agent(models["structx"], response_format=ToolStrategy(Contact)),
+        "langchain": langchain_create_agent(
+            models["langchain"], response_format=LangChainToolStrategy(Contact)
+        ),
+        "langchain+noop mw": langchain_create_agent(
+            models["langchain+noop mw"],
+            response_format=LangChainToolStrategy(Contact),
+            middleware=[PassThrough()],
+        ),
+    }
     for _ in range(args.warmup):
-        timed(ours, ours_model)
-        timed(theirs, theirs_model)
-
-    ours_times: list[float] = []
-    theirs_times: list[float] = []
+        for name in LABELS:
+            timed(agents[name], models[name])
+    times: dict[str, list[float]] = {name: [] for name in LABELS}
     for _ in range(args.n):
-        ours_times.append(timed(ours, ours_model))
-        theirs_times.append(timed(theirs, theirs_model))
+        for name in LABELS:
+            times[name].append(timed(agents[name], models[name]))
 
-    ours_median = statistics.median(ours_times)
-    theirs_median = statistics.median(theirs_times)
-    ratio = ours_median / theirs_median
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ratio = medians["structx"] / medians["langchain"]
+    floor = medians["langchain+noop mw"] / medians["langchain"]
     print(f"invokes per agent: {args.n} (after {args.warmup} warm-up), interleaved")
-    print(f"{'':12}{'median ms':>12}{'p90 ms':>12}")
-    for label, times in (("structx", ours_times), ("langchain", theirs_times)):
-        median_ms = statistics.median(times) * 1e3
-        p90_ms = percentile(times, 0.9) * 1e3
-        print(f"{label:12}{median_ms:>12.3f}{p90_ms:>12.3f}")
+    print(f"{'':20}{'median ms':>12}{'p90 ms':>12}")
+    for name in LABELS:
+        print(f"{name:20}{medians[name] * 1e3:>12.3f}{percentile(times[name], 0.9) * 1e3:>12.3f}")
     verdict = "PASS" if ratio <= GOAL else "MISS"
     print(f"ratio (median structx / langchain): {ratio:.3f}  goal <= {GOAL:.2f}  {verdict}")
+    print(f"ratio of a do-nothing middleware alone (langchain+noop mw / langchain): {floor:.3f}")
+    print(f"ratio net of that (structx / langchain+noop mw): {ratio / floor:.3f}")
     record(
         "agent_overhead",
-        title="Wall time per invoke, ToolStrategy happy path",
+        title="Wall time per invoke, ToolStrategy happy path (scripted model)",
         unit="ms",
         groups=["median", "p90"],
-        series={
-            "structx": [ours_median * 1e3, percentile(ours_times, 0.9) * 1e3],
-            "langchain": [theirs_median * 1e3, percentile(theirs_times, 0.9) * 1e3],
-        },
-        extra={"ratio": ratio, "goal": GOAL, "invokes": args.n},
+        series={name: [medians[name] * 1e3, percentile(times[name], 0.9) * 1e3] for name in LABELS},
+        extra={"ratio": ratio, "noop_middleware_ratio": floor, "goal": GOAL, "invokes": args.n},
     )
     return 0
 
