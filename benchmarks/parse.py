@@ -18,6 +18,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
+from langchain_core.utils.json import parse_json_markdown, parse_partial_json
+
 from langchain_structx._parse import PartialJSONParser, parse_json
 
 VALID_GOAL = 1.5
@@ -103,9 +106,18 @@ def loops_for(size: int) -> int:
     return max(1, 2_000_000 // size)
 
 
+FIGURES: dict[str, dict[str, float | None]] = {}
+"""Ratio to json.loads per case, for ours and for LangChain's own helpers."""
+
+
+def langchain_ratio(func: Callable[[], object], base: Callable[[], object], loops: int) -> float:
+    return paired(func, base, loops)[2]
+
+
 def valid_json() -> bool:
     print(f"(a) valid JSON: parse_json vs json.loads   goal: ratio <= {VALID_GOAL}")
-    print(f"    {'size':>8} {'ours MB/s':>10} {'json MB/s':>10} {'ratio':>7}")
+    print("    beside LangChain's parse_json_markdown on the same text")
+    print(f"    {'size':>8} {'ours MB/s':>10} {'json MB/s':>10} {'ratio':>7} {'langchain':>10}")
     ok = True
     for label, size in (("1 KB", 1_000), ("100 KB", 100_000), ("10 MB", 10_000_000)):
         text = json.dumps(document(size))
@@ -115,9 +127,13 @@ def valid_json() -> bool:
         )
         ok &= ratio <= VALID_GOAL
         mb = len(text) / 1e6
+        stock = langchain_ratio(
+            partial(parse_json_markdown, text), partial(json.loads, text), loops_for(size)
+        )
+        FIGURES[f"valid {label}"] = {"structx": ratio, "langchain": stock}
         print(
             f"    {label:>8} {mb / ours:>10.1f} {mb / theirs:>10.1f} {ratio:>7.2f}"
-            f"  {verdict(ratio <= VALID_GOAL)}"
+            f" {stock:>10.2f}  {verdict(ratio <= VALID_GOAL)}"
         )
     return ok
 
@@ -140,11 +156,22 @@ def repaired_json() -> bool:
             partial(parse_json, text), partial(json.loads, clean), loops_for(size)
         )
         ok &= ratio <= REPAIR_GOAL
+        FIGURES[f"repair {label}"] = {"structx": ratio, "langchain": None}
         print(
             f"    {label:>8} {len(text) / 1e6 / ours:>10.1f} {len(clean) / 1e6 / theirs:>10.1f}"
             f" {ratio:>7.2f}  {verdict(ratio <= REPAIR_GOAL)}"
         )
+    print(f"    LangChain's parse_json_markdown on the same text: {langchain_repairs()}")
     return ok
+
+
+def langchain_repairs() -> str:
+    text = sloppy(document(1_000))
+    try:
+        parse_json_markdown(text)
+    except ValueError as exc:
+        return f"fails ({type(exc).__name__})"
+    return "parses"
 
 
 def stream(text: str) -> None:
@@ -153,17 +180,33 @@ def stream(text: str) -> None:
         parser.feed(text[start : start + 4])
 
 
+def langchain_stream(text: str) -> None:
+    for end in range(4, len(text) + 4, 4):
+        parse_partial_json(text[:end])
+
+
+def langchain_stream_ratio(text: str) -> float:
+    started = time.perf_counter()
+    langchain_stream(text)
+    spent = time.perf_counter() - started
+    return spent / median_time(partial(json.loads, text), max(1, 40_000 // len(text)), 3)
+
+
 def partial_json() -> bool:
     print("\n(c) streaming in 4-character chunks: total cost / one json.loads of the whole text")
     print(f"    goal: flat as size grows (largest / smallest <= {PARTIAL_GROWTH_GOAL})")
-    print(f"    {'size':>8} {'stream ms':>10} {'json ms':>10} {'ratio':>7}")
+    print("    beside LangChain's parse_partial_json on every prefix (quadratic; 200 KB skipped)")
+    print(f"    {'size':>8} {'stream ms':>10} {'json ms':>10} {'ratio':>7} {'langchain':>10}")
     ratios = []
     for label, size in (("2 KB", 2_000), ("20 KB", 20_000), ("200 KB", 200_000)):
         text = json.dumps(document(size), indent=2)
         loops = max(1, 40_000 // size)
         ours, theirs, ratio = paired(partial(stream, text), partial(json.loads, text), loops)
         ratios.append(ratio)
-        print(f"    {label:>8} {ours * 1e3:>10.2f} {theirs * 1e3:>10.3f} {ratio:>7.1f}")
+        stock = langchain_stream_ratio(text) if size <= 20_000 else None
+        FIGURES[f"stream {label}"] = {"structx": ratio, "langchain": stock}
+        shown = f"{stock:>10.1f}" if stock is not None else f"{'(skipped)':>10}"
+        print(f"    {label:>8} {ours * 1e3:>10.2f} {theirs * 1e3:>10.3f} {ratio:>7.1f} {shown}")
     growth = ratios[-1] / ratios[0]
     ok = growth <= PARTIAL_GROWTH_GOAL
     print(f"    growth 2 KB -> 200 KB: {growth:.2f}x  {verdict(ok)}")
@@ -174,6 +217,18 @@ def main() -> int:
     started = time.perf_counter()
     print(f"Python {sys.version.split()[0]}; medians of 5-9 paired repeats\n")
     results = [valid_json(), repaired_json(), partial_json()]
+    save_figures(
+        "parse",
+        title="Parsing cost as a ratio to json.loads (lower is better)",
+        unit="x json.loads",
+        groups=list(FIGURES),
+        series={
+            "structx": [f["structx"] for f in FIGURES.values()],
+            "langchain": [f["langchain"] for f in FIGURES.values()],
+        },
+        extra={"goals": {"valid": VALID_GOAL, "repair": REPAIR_GOAL}},
+        log_scale=True,
+    )
     print(
         f"\n{'all goals met' if all(results) else 'some goals missed'}"
         f" ({time.perf_counter() - started:.0f} s)"
