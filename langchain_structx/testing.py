@@ -7,7 +7,7 @@ requests in tests. It works wherever a chat model does: `invoke`, `ainvoke`,
 `langchain.agents.create_agent` and LangGraph nodes. Every call is recorded, so a
 test can assert on what the graph sent as well as on what it did with the reply.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage
     >>> from langchain_structx.testing import ScriptedChatModel, tool_call
     >>> model = ScriptedChatModel(
@@ -96,7 +96,7 @@ class RecordedCall:
         kwargs: Every other bound or call-time keyword argument, such as `stop` or
             `ls_structured_output_format`.
 
-    Example:
+    Examples:
         >>> from langchain_structx.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=["ok"])
         >>> _ = model.bind(response_format={"type": "json_object"}).invoke("hi", stop=["!"])
@@ -126,7 +126,7 @@ class ScriptExhaustedError(StructxError, RuntimeError):
         scripted: How many responses the script held in total.
         call: The call that found the script empty.
 
-    Example:
+    Examples:
         >>> from langchain_structx.testing import ScriptedChatModel, ScriptExhaustedError
         >>> model = ScriptedChatModel(responses=["only one"])
         >>> _ = model.invoke("first")
@@ -156,7 +156,7 @@ def tool_call(name: str, args: dict[str, Any] | None = None, *, id: str | None =
     Returns:
         A LangChain `ToolCall` dict.
 
-    Example:
+    Examples:
         >>> from langchain_structx.testing import tool_call
         >>> tool_call("search", {"query": "weather"}, id="call_1")
         {'name': 'search', 'args': {'query': 'weather'}, 'id': 'call_1', 'type': 'tool_call'}
@@ -189,7 +189,7 @@ class ScriptedChatModel(BaseChatModel):
         responses: The script, one entry per call.
         chunk_size: How many characters each streamed text or argument piece holds.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import AIMessage
         >>> from langchain_structx.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(
@@ -236,7 +236,7 @@ class ScriptedChatModel(BaseChatModel):
         Returns:
             A copy of the recorded calls, including any that failed.
 
-        Example:
+        Examples:
             >>> from langchain_structx.testing import ScriptedChatModel
             >>> model = ScriptedChatModel(responses=["a", "b"])
             >>> _ = model.batch(["one", "two"], config={"max_concurrency": 1})
@@ -253,7 +253,7 @@ class ScriptedChatModel(BaseChatModel):
         Returns:
             The number of entries left in the script.
 
-        Example:
+        Examples:
             >>> from langchain_structx.testing import ScriptedChatModel
             >>> model = ScriptedChatModel(responses=["a", "b"])
             >>> _ = model.invoke("hi")
@@ -269,7 +269,7 @@ class ScriptedChatModel(BaseChatModel):
         Args:
             responses: A new script to use; `None` replays the current one.
 
-        Example:
+        Examples:
             >>> from langchain_structx.testing import ScriptedChatModel
             >>> model = ScriptedChatModel(responses=["a"])
             >>> _ = model.invoke("hi")
@@ -301,7 +301,7 @@ class ScriptedChatModel(BaseChatModel):
         Returns:
             The model bound with `tools`, `tool_choice` and `kwargs`.
 
-        Example:
+        Examples:
             >>> from langchain_structx.testing import ScriptedChatModel
             >>> def add(a: int, b: int) -> int:
             ...     '''Add two numbers.'''

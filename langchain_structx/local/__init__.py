@@ -3,7 +3,7 @@
 Install with `pip install langchain-structx[local]`. Nothing heavy happens at import:
 the weights are assembled on first use and the model loads on the first call.
 
-Example:
+Examples:
     >>> from langchain_structx.local import LocalChatModel
     >>> model = LocalChatModel(max_tokens=64)
     >>> model.invoke("Name a colour.").content  # doctest: +SKIP
@@ -29,7 +29,7 @@ def default_model_path() -> Path:
     Raises:
         WeightsError: A weights package is missing or the assembled file is corrupt.
 
-    Example:
+    Examples:
         >>> from langchain_structx.local import default_model_path
         >>> default_model_path().name  # doctest: +SKIP
         'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf'
@@ -52,7 +52,7 @@ def load_default_model(**kwargs: Any) -> LocalChatModel:
     Raises:
         WeightsError: A weights package is missing or the assembled file is corrupt.
 
-    Example:
+    Examples:
         >>> from langchain_structx.local import load_default_model
         >>> model = load_default_model(max_tokens=128)  # doctest: +SKIP
     """

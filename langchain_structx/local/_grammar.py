@@ -3,8 +3,9 @@ r"""Make JSON schemas safe for llama.cpp's schema-to-grammar converter.
 The converter copies regex escapes such as `\d` verbatim into GBNF, which llama.cpp
 cannot parse; a bad grammar crashes the server and, in-process, leaves a null sampler.
 So every `pattern` is rewritten into the subset GBNF understands (character classes
-and `\xHH` escapes), or dropped when that is impossible. Dropping only loosens the
-constraint: the caller still validates the output against the original schema.
+and `\xHH` escapes; see `_patterns`), or dropped when that is impossible. Dropping
+only loosens the constraint: the caller still validates the output against the
+original schema.
 """
 
 from __future__ import annotations
@@ -12,27 +13,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_structx.errors import UserError
+from langchain_structx.local._patterns import anchored_pattern
 from langchain_structx.local._weights import LocalModelError
 
-# Regex shorthand classes, written as GBNF-safe character classes.
-_CLASS_ALONE = {
-    "d": "[0-9]",
-    "w": "[A-Za-z0-9_]",
-    "s": "[ \\t\\n\\r]",
-    "D": "[^0-9]",
-    "W": "[^A-Za-z0-9_]",
-    "S": "[^ \\t\\n\\r]",
-}
-_CLASS_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
-_CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
-_HEX = {"x": 2, "u": 4}
-_BOUNDS = re.compile(r"\{(\d+|\d+,\d*|,\d+)\}")
 # Escapes llama.cpp's GBNF parser accepts; anything else is a parse error.
 _GBNF_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[tnr\\\"\[\]])")
 
@@ -43,154 +31,6 @@ _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 
 class GrammarError(LocalModelError):
     """A schema could not be turned into a grammar llama.cpp accepts."""
-
-
-class _Unsupported(Exception):
-    """Internal: the pattern uses a feature with no grammar equivalent."""
-
-
-def _code_point(char: str) -> str:
-    """Escape one character the way GBNF spells it inside a class."""
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02X}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04X}"
-    return f"\\U{code:08X}"
-
-
-class _Rewriter:
-    """Single pass over a regex body, emitting the GBNF-friendly equivalent."""
-
-    def __init__(self, body: str) -> None:
-        self.body = body
-        self.pos = 0
-        self.out: list[str] = []
-
-    def peek(self, offset: int = 0) -> str:
-        index = self.pos + offset
-        return self.body[index] if index < len(self.body) else ""
-
-    def run(self) -> str:
-        while self.pos < len(self.body):
-            self.step(self.peek())
-        return "".join(self.out)
-
-    def step(self, char: str) -> None:
-        if char == "\\":
-            self.out.append(self.escape(inside=False))
-        elif char == "[":
-            self.out.append(self.bracket())
-        elif char == "(":
-            self.group()
-        elif char in "^$":
-            raise _Unsupported("anchor inside the pattern")
-        elif char == "{":
-            self.bounds()
-        elif char in "*+?":
-            self.quantifier(char)
-        elif char in "]}":
-            # Literal in a regex, but the converter loops forever on a bare one.
-            self.out.append(self.literal(char, inside=False))
-            self.pos += 1
-        else:
-            self.out.append(char)
-            self.pos += 1
-
-    def escape(self, *, inside: bool) -> str:
-        """Translate the escape at `pos` (a backslash) and step past it."""
-        letter = self.peek(1)
-        self.pos += 2
-        table = _CLASS_INSIDE if inside else _CLASS_ALONE
-        if letter in table:
-            return table[letter]
-        if letter in _CONTROL:
-            return self.literal(_CONTROL[letter], inside)
-        if letter in _HEX:
-            digits = self.body[self.pos : self.pos + _HEX[letter]]
-            if len(digits) != _HEX[letter] or not all(
-                c in "0123456789abcdefABCDEF" for c in digits
-            ):
-                raise _Unsupported(f"bad \\{letter} escape")
-            self.pos += len(digits)
-            return self.literal(chr(int(digits, 16)), inside)
-        if not letter or letter.isalnum():
-            # \b, \B, back-references, \p{...} and friends: no grammar equivalent.
-            raise _Unsupported(f"escape \\{letter}")
-        return self.literal(letter, inside)
-
-    @staticmethod
-    def literal(char: str, inside: bool) -> str:
-        # A one-character class is the only spelling the converter passes through
-        # untouched, whatever the character is.
-        return _code_point(char) if inside else f"[{_code_point(char)}]"
-
-    def bracket(self) -> str:
-        """Translate a `[...]` class starting at `pos`."""
-        parts = ["["]
-        self.pos += 1
-        if self.peek() == "^":
-            parts.append("^")
-            self.pos += 1
-        first = True
-        while (char := self.peek()) != "]" or first:
-            if not char:
-                raise _Unsupported("unclosed character class")
-            if char == "\\":
-                parts.append(self.escape(inside=True))
-            else:
-                # A leading "]" is literal in a regex; "[" may start a POSIX class.
-                if char == "[" and self.peek(1) == ":":
-                    raise _Unsupported("POSIX character class")
-                parts.append(_code_point(char) if char in '[]\\"' else char)
-                self.pos += 1
-            first = False
-        self.pos += 1
-        parts.append("]")
-        return "".join(parts)
-
-    def group(self) -> None:
-        self.pos += 1
-        if self.peek() == "?":
-            if self.peek(1) != ":":
-                raise _Unsupported("lookaround or inline flag")
-            self.pos += 2  # A non-capturing group is just a group to a grammar.
-        self.out.append("(")
-
-    def repeatable(self) -> None:
-        # The converter indexes the previous item; with none it crashes.
-        if not self.out or self.out[-1] in ("(", "|"):
-            raise _Unsupported("quantifier with nothing to repeat")
-
-    def bounds(self) -> None:
-        match = _BOUNDS.match(self.body, self.pos)
-        if match is None:
-            raise _Unsupported("brace that is not a repetition")
-        self.repeatable()
-        self.out.append(match.group(0))
-        self.pos = match.end()
-        self.lazy_suffix()
-
-    def quantifier(self, char: str) -> None:
-        self.repeatable()
-        self.out.append(char)
-        self.pos += 1
-        self.lazy_suffix()
-
-    def lazy_suffix(self) -> None:
-        # Laziness changes which match is found, not which strings match: drop it.
-        if self.peek() == "?":
-            self.pos += 1
-        elif self.peek() == "+":
-            raise _Unsupported("possessive quantifier")
-
-
-def _strip_anchors(pattern: str) -> tuple[str, bool, bool]:
-    start = pattern.startswith("^")
-    body = pattern[1:] if start else pattern
-    trailing_backslashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
-    end = body.endswith("$") and trailing_backslashes % 2 == 0
-    return (body[:-1] if end else body), start, end
 
 
 def sanitize_pattern(pattern: str) -> str | None:
@@ -207,35 +47,16 @@ def sanitize_pattern(pattern: str) -> str | None:
     Returns:
         An equivalent, anchored pattern, or `None` when it cannot be expressed.
 
-    Example:
+    Examples:
         >>> sanitize_pattern(r"^\d{3}-\d{4}$")
         '^([0-9]{3}-[0-9]{4})$'
         >>> sanitize_pattern(r"\bword\b") is None
         True
     """
-    body, start, end = _strip_anchors(pattern)
-    try:
-        rewritten = _Rewriter(body).run()
-    except _Unsupported:
-        return None
-    candidate = f"^{'' if start else '.*'}({rewritten}){'' if end else '.*'}$"
-    if not _compiles(candidate):
-        # Malformed structure (stray parenthesis, repeated quantifier) would
-        # reach the grammar unchecked; Python's parser is a good-enough judge.
+    candidate = anchored_pattern(pattern)
+    if candidate is None:
         return None
     return candidate if _converts({"type": "string", "pattern": candidate}) else None
-
-
-def _compiles(pattern: str) -> bool:
-    # Python warns about syntax it may read differently one day (such as `[1--]`);
-    # only whether it compiles matters here, so the warning is not for the user.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        try:
-            re.compile(pattern)
-        except re.error:
-            return False
-    return True
 
 
 def _converts(schema: Mapping[str, Any]) -> bool:
@@ -255,7 +76,7 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     Returns:
         A deep copy with each `pattern` rewritten or, when impossible, removed.
 
-    Example:
+    Examples:
         >>> sanitize_schema({"type": "string", "pattern": "^\\d+$"})
         {'type': 'string', 'pattern': '^([0-9]+)$'}
     """
@@ -426,7 +247,7 @@ def plan_output(
     Raises:
         UserError: The choice names an unknown tool or forces a call with no tools.
 
-    Example:
+    Examples:
         >>> plan_output(None, None, {"type": "json_object"}).schema
         {'type': 'object'}
     """

@@ -5,9 +5,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import re
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,15 +14,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.model_profile import ModelProfile
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    InvalidToolCall,
-    ToolCall,
-    ToolCallChunk,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
@@ -33,12 +23,22 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_output, schema_to_gbnf
+from langchain_structx.local._messages import (
+    ANSWER_FROM_RESULTS,
+    detect_calls,
+    forced_message,
+    message_for,
+    to_llama_messages,
+    with_tools,
+)
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-_DEFAULT_SYSTEM = "You are a helpful assistant."
-_ANSWER_FROM_RESULTS = "Use the tool results above to answer my question in plain text."
+# The integration tests reach these helpers through this module under their names
+# from before they moved to `_messages`; keep those names until the tests move.
+_ANSWER_FROM_RESULTS = ANSWER_FROM_RESULTS
+_detect_calls = detect_calls
+_forced_message = forced_message
+_to_llama_messages = to_llama_messages
 
 
 @dataclass
@@ -98,129 +98,6 @@ def _grammar(llama: Any, gbnf: str) -> Any:
     return LlamaGrammar.from_string(gbnf, verbose=False)
 
 
-def _text(content: str | list[str | dict[str, Any]]) -> str:
-    if isinstance(content, str):
-        return content
-    pieces = [p if isinstance(p, str) else str(p.get("text", "")) for p in content]
-    return "".join(pieces)
-
-
-def _render_call(name: str, args: dict[str, Any]) -> str:
-    payload = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
-    return f"<tool_call>\n{payload}\n</tool_call>"
-
-
-def _to_llama_messages(
-    messages: Sequence[BaseMessage], *, nudge: bool = True
-) -> list[dict[str, str]]:
-    """Render LangChain messages as plain role/content pairs any template accepts.
-
-    Tool calls and results are written as text in the `<tool_call>` /
-    `<tool_response>` form Qwen's own template produces, because many templates
-    silently drop `tool_calls` fields and `tool` roles. With `nudge`, a trailing
-    tool result asks the model to answer from it.
-    """
-    out: list[dict[str, str]] = []
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            response = f"<tool_response>\n{_text(message.content)}\n</tool_response>"
-            if out and out[-1].get("tool_results") == "1":
-                out[-1]["content"] += "\n" + response  # Consecutive results share a turn.
-            else:
-                out.append({"role": "user", "content": response, "tool_results": "1"})
-            continue
-        role = {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, "user")
-        content = _text(message.content)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            calls = [_render_call(c["name"], c["args"]) for c in message.tool_calls]
-            content = "\n".join(filter(None, [content, *calls]))
-        out.append({"role": role, "content": content})
-    if nudge and messages and isinstance(messages[-1], ToolMessage):
-        # Measured: without this the 0.5B model answers a tool result by repeating
-        # the same call forever; with it, it answers in plain text.
-        out[-1]["content"] += "\n" + _ANSWER_FROM_RESULTS
-    return [{"role": m["role"], "content": m["content"]} for m in out]
-
-
-def _describe_tools(tools: Sequence[dict[str, Any]]) -> str:
-    listing = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
-    return (
-        "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-        "You are provided with function signatures within <tools></tools> XML tags:\n"
-        f"<tools>\n{listing}\n</tools>\n\n"
-        "For each function call, return a json object with function name and arguments "
-        "within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
-    )
-
-
-def _with_tools(messages: list[dict[str, str]], tools: Sequence[dict[str, Any]]) -> None:
-    block = _describe_tools(tools)
-    if messages and messages[0]["role"] == "system":
-        messages[0] = {"role": "system", "content": messages[0]["content"] + block}
-    else:
-        messages.insert(0, {"role": "system", "content": _DEFAULT_SYSTEM + block})
-
-
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
-    if not isinstance(obj, dict) or obj.get("name") not in names:
-        return None
-    args = obj.get("arguments", obj.get("parameters", {}))
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return None
-    if not isinstance(args, dict):
-        return None
-    return ToolCall(name=str(obj["name"]), args=args, id=_new_call_id(), type="tool_call")
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(_FENCE.sub("", text.strip()))
-    except ValueError:
-        return None
-
-
-def _detect_calls(text: str, tools: Sequence[dict[str, Any]]) -> list[ToolCall]:
-    """Find tool calls the model wrote as text (best effort, for `auto`)."""
-    names = {str(tool["function"]["name"]) for tool in tools}
-    blocks = _TOOL_CALL_BLOCK.findall(text) or [text]
-    calls = [_call_from(_loads(block), names) for block in blocks]
-    return [call for call in calls if call is not None]
-
-
-def _forced_message(text: str, finish: str) -> AIMessage:
-    """Turn grammar-forced `{"name", "arguments"}` output into a tool call."""
-    obj = _loads(text)
-    if isinstance(obj, dict) and isinstance(obj.get("arguments"), dict):
-        call = ToolCall(
-            name=str(obj.get("name")), args=obj["arguments"], id=_new_call_id(), type="tool_call"
-        )
-        return AIMessage(content="", tool_calls=[call])
-    error = "output truncated at max_tokens" if finish == "length" else "output is not JSON"
-    bad = InvalidToolCall(
-        name=None, args=text, id=_new_call_id(), error=error, type="invalid_tool_call"
-    )
-    return AIMessage(content="", invalid_tool_calls=[bad])
-
-
-def _message_for(plan: OutputPlan, text: str, finish: str) -> tuple[AIMessage, str]:
-    if plan.kind == "forced_tool":
-        message = _forced_message(text, finish)
-        return message, finish if finish == "length" else "tool_calls"
-    if plan.kind == "auto_tool":
-        calls = _detect_calls(text, plan.tools)
-        if calls:
-            return AIMessage(content="", tool_calls=calls), "tool_calls"
-    return AIMessage(content=text), finish
-
-
 class LocalChatModel(BaseChatModel):
     """Chat model running a GGUF model with llama.cpp inside this process.
 
@@ -228,7 +105,7 @@ class LocalChatModel(BaseChatModel):
     same path, context size and thread count. Tool calls and JSON output are
     enforced with a grammar, not left to the chat template.
 
-    Example:
+    Examples:
         >>> from langchain_structx.local import LocalChatModel
         >>> model = LocalChatModel(max_tokens=64)
         >>> model.invoke("Say hi").content  # doctest: +SKIP
@@ -320,7 +197,7 @@ class LocalChatModel(BaseChatModel):
         Returns:
             A runnable that calls this model with the tools.
 
-        Example:
+        Examples:
             >>> def add(a: int, b: int) -> int:
             ...     '''Add two numbers.'''
             ...     return a + b
@@ -336,9 +213,9 @@ class LocalChatModel(BaseChatModel):
         plan = plan_output(
             kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
         )
-        prompt = _to_llama_messages(messages, nudge=plan.kind != "forced_tool")
+        prompt = to_llama_messages(messages, nudge=plan.kind != "forced_tool")
         if plan.kind in ("forced_tool", "auto_tool"):
-            _with_tools(prompt, plan.tools)
+            with_tools(prompt, plan.tools)
         request: dict[str, Any] = {
             "messages": prompt,
             "temperature": kwargs.get("temperature", self.temperature),
@@ -371,7 +248,7 @@ class LocalChatModel(BaseChatModel):
             response = self._complete(loaded, request, stream=False)
         choice = response["choices"][0]
         text = choice["message"].get("content") or ""
-        message, finish = _message_for(plan, text, choice.get("finish_reason") or "stop")
+        message, finish = message_for(plan, text, choice.get("finish_reason") or "stop")
         usage = response.get("usage") or {}
         message.usage_metadata = UsageMetadata(
             input_tokens=usage.get("prompt_tokens", 0),

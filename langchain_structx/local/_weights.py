@@ -303,7 +303,7 @@ def validate_gguf(path: str | os.PathLike[str]) -> Path:
     Raises:
         WeightsError: The file does not exist or lacks the GGUF magic bytes.
 
-    Example:
+    Examples:
         >>> validate_gguf("/nonexistent.gguf")
         Traceback (most recent call last):
         ...

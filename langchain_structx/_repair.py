@@ -1,0 +1,400 @@
+"""The lenient repair scanner: one pass that rewrites sloppy JSON into strict JSON.
+
+`Rewriter` starts at one candidate position and copies the text through, rewriting
+what models commonly get wrong (trailing commas, single quotes, Python literals,
+comments, unquoted keys, typographic quotes, raw control characters) and counting
+each kind of repair; the standard library's C decoder then does all strict
+validation. The scan only stops at the few characters that can need a repair: long
+runs of ordinary JSON are matched by one regular expression. Choosing where in the
+text to start is the job of `langchain_structx._parse`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from typing import Any, Final
+
+from langchain_structx._partial import MAX_DEPTH
+from langchain_structx._results import DETAILS, Repair
+from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
+
+__all__ = ("Fail", "NonFinite", "Rewriter", "reject_constant")
+
+# Fast runs: plain JSON copied through in one regex match. Strings inside a run may
+# not hold brackets, so every bracket in a run is structural and can be counted.
+# Repeated groups are possessive (`*+`, `++`): without that, the regex engine keeps
+# backtracking state per repetition, which costs gigabytes on megabyte inputs.
+_PLAIN = r"[\s:,{}\[\]]+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?:true|false|null)(?![\w$])"
+_DQ_STRING = r'"[^"\\\x00-\x1f{}\[\]]*+(?:\\.[^"\\\x00-\x1f{}\[\]]*+)*+"'
+_BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})++")
+# A run of simple single-quoted strings (and double-quoted ones free of apostrophes)
+# that one str.replace turns into JSON; the lookahead leaves apostrophes alone.
+_DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)*+"'
+_SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
+_SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
+_BRACKET = re.compile(r"[{}\[\]]")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_LEADING_CLOSE = re.compile(r"\s*[}\]]")
+_PY_LITERAL = re.compile(r"(?:True|False|None)(?![\w$])(?!\s*:)")
+_WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
+_KEY_AFTER = re.compile(r"\s*:")
+_TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
+_INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
+_DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
+_QUOTE_FIX = re.compile(r"\\'|\"|[\x00-\x1f]")
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+_QUOTES: Final = {
+    "'": ("'", "single_quotes"),
+    "\u2018": ("\u2018\u2019", "smart_quotes"),
+    "\u2019": ("\u2018\u2019", "smart_quotes"),
+    "\u201c": ("\u201c\u201d", "smart_quotes"),
+    "\u201d": ("\u201c\u201d", "smart_quotes"),
+}
+# A closing quote is one followed by a delimiter, so that apostrophes inside survive.
+_QUOTE_CLOSE: Final = {
+    closers: re.compile(rf"[{closers}](?=\s*(?:[,:}}\]]|```|\Z))")
+    for closers, _ in _QUOTES.values()
+}
+_PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
+_LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")
+_NON_FINITE: Final = ("NaN", "Infinity")
+
+
+class NonFinite(Exception):
+    """Raised from inside the decoder when it meets NaN or Infinity."""
+
+
+class Fail(Exception):
+    """An internal parse failure, turned into a public error at the API boundary."""
+
+    def __init__(
+        self, error: type[JSONParseError], message: str, position: int, *, final: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+        self.position = position
+        # Truncation and hard limits end the search for other JSON candidates.
+        self.final = final or error is TruncatedJSONError
+
+    def public(self) -> JSONParseError:
+        """The public error to raise for this failure."""
+        return self.error(self.message, position=self.position)
+
+
+def reject_constant(name: str) -> Any:
+    """Decoder hook: NaN and Infinity are not JSON, so stop the decoder at them."""
+    raise NonFinite(name)
+
+
+def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
+        return result
+
+    return build
+
+
+def _line_col(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - text.rfind(chr(10), 0, pos)}"
+
+
+class Rewriter:
+    """One pass from `start` that copies JSON through and rewrites what needs repair.
+
+    It stops after the value that began at `start` closes, at a closing code fence,
+    or at the end of the text. Strict JSON validation is left to the C decoder.
+    """
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text = text
+        self.start = start
+        self.pos = start
+        self.out: list[str] = []
+        self.olen = 0
+        self.marks_out: list[int] = []
+        self.marks_src: list[int] = []
+        self.depth = 0
+        self.counts: dict[str, int] = {}
+        self.reached_end = False
+        self._mark()
+
+    def run(self) -> int:
+        """Scan to the end of the value and return the position just after it."""
+        text, end = self.text, len(self.text)
+        boring, single = _BORING.match, _SINGLE_RUN.match
+        while self.pos < end:
+            run = boring(text, self.pos)
+            quoted = run is None and text[self.pos] == "'"
+            if quoted:
+                run = single(text, self.pos)
+            if run is None:
+                if self._token():
+                    return self.pos
+            elif self._take_run(run.group(), quoted):
+                return self.pos
+        self.reached_end = True
+        return self.pos
+
+    def _take_run(self, piece: str, quoted: bool) -> bool:
+        """Emit a fast run; True if the value closed inside it."""
+        ended = False
+        closes = piece.count("}") + piece.count("]")
+        opens = piece.count("{") + piece.count("[")
+        if closes >= self.depth or self.depth + opens > MAX_DEPTH:
+            cut = self._walk(piece)
+            piece, ended = (piece[:cut], True) if cut else (piece, False)
+        else:
+            self.depth += opens - closes
+        end = self.pos + len(piece)
+        if closes:
+            piece = self._drop_run_commas(piece)
+        if quoted:
+            self._put(piece.replace("'", '"'), end, "single_quotes", piece.count("'") // 2)
+        else:
+            self._put(piece, end)
+        return ended
+
+    def _drop_run_commas(self, piece: str) -> str:
+        if _LEADING_CLOSE.match(piece):
+            self._drop_trailing_comma()
+        fixed, dropped = _TRAILING_COMMA.subn(r"\1", piece)
+        if dropped:
+            self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + dropped
+            # Each dropped comma shifts what follows it: mark it for error positions.
+            for number, comma in enumerate(_TRAILING_COMMA.finditer(piece)):
+                self.marks_out.append(self.olen + comma.start() - number)
+                self.marks_src.append(self.pos + comma.start() + 1)
+        return fixed
+
+    def _walk(self, piece: str) -> int:
+        """Track depth bracket by bracket; return where the value closes, or 0."""
+        for bracket in _BRACKET.finditer(piece):
+            self.depth += 1 if bracket.group() in "{[" else -1
+            if self.depth > MAX_DEPTH:
+                self.pos += bracket.start()
+                raise self._fail(MalformedJSONError, _depth_message(), final=True)
+            if self.depth < 0:
+                self.pos += bracket.start()
+                raise self._fail(MalformedJSONError, f"unmatched {bracket.group()!r}")
+            if self.depth == 0 and bracket.group() in "}]":
+                return bracket.end()
+        return 0
+
+    def decode(self, duplicates: list[str]) -> Any:
+        """Decode the rewritten text strictly, recording duplicate keys."""
+        repaired = "".join(self.out)
+        if not repaired.strip():
+            raise Fail(MalformedJSONError, "no JSON value found", self.start)
+        return self._strict(repaired, duplicates)
+
+    def check_prefix(self) -> None:
+        """Called on truncation: raise if the text before the cut is not valid JSON."""
+        self.reached_end = True
+        try:
+            self._strict("".join(self.out), [])
+        except Fail as fail:
+            if fail.error is TruncatedJSONError:
+                return
+            raise
+        raise self._fail(MalformedJSONError, "unexpected text after the JSON value")
+
+    def _strict(self, repaired: str, duplicates: list[str]) -> Any:
+        decoder = json.JSONDecoder(
+            parse_constant=reject_constant, object_pairs_hook=_pairs_hook(duplicates)
+        )
+        try:
+            return decoder.decode(repaired)
+        except json.JSONDecodeError as err:
+            raise self._decode_failure(err, repaired) from None
+        except RecursionError:
+            raise self._fail(MalformedJSONError, _depth_message(), final=True) from None
+        except ValueError:
+            # The only other ValueError is Python's limit on the digits of an integer.
+            raise self._fail(
+                MalformedJSONError, "a number has too many digits", final=True
+            ) from None
+
+    def repairs(self) -> list[Repair]:
+        """One repair per kind found, with a count-aware sentence."""
+        result = []
+        for kind, count in self.counts.items():
+            one, many = DETAILS[kind]
+            result.append(Repair(kind, one if count == 1 else many.format(n=count)))
+        return result
+
+    def _decode_failure(self, err: json.JSONDecodeError, repaired: str) -> Fail:
+        if self.reached_end and err.pos >= len(repaired.rstrip()):
+            return Fail(TruncatedJSONError, "the JSON ends before it is complete", len(self.text))
+        index = bisect_right(self.marks_out, err.pos) - 1
+        pos = self.marks_src[index] + err.pos - self.marks_out[index] if index >= 0 else 0
+        pos = min(pos, len(self.text))
+        return Fail(MalformedJSONError, f"{err.msg} ({_line_col(self.text, pos)})", pos)
+
+    def _fail(self, error: type[JSONParseError], message: str, *, final: bool = False) -> Fail:
+        if error is TruncatedJSONError:
+            return Fail(error, message, len(self.text))
+        return Fail(error, f"{message} ({_line_col(self.text, self.pos)})", self.pos, final=final)
+
+    def _put(self, replacement: str, end: int, kind: str | None = None, count: int = 1) -> None:
+        self.out.append(replacement)
+        self.olen += len(replacement)
+        self.pos = end
+        self._mark()
+        if kind is not None:
+            self.counts[kind] = self.counts.get(kind, 0) + count
+
+    def _mark(self) -> None:
+        # Called after each edit: from here on, output and source differ by a new offset.
+        self.marks_out.append(self.olen)
+        self.marks_src.append(self.pos)
+
+    def _token(self) -> bool:
+        char = self.text[self.pos]
+        handler = _HANDLERS.get(char)
+        if handler is not None:
+            return handler(self)
+        if char.isalpha() or char in "_$":
+            return self._word()
+        return self._other()
+
+    def _drop_trailing_comma(self) -> None:
+        """Remove a comma left in earlier output, e.g. before a comment and a bracket."""
+        for index in range(len(self.out) - 1, -1, -1):
+            original = self.out[index]
+            piece = original.rstrip()
+            if not piece:
+                continue
+            if piece.endswith(","):
+                self.out[index] = piece[:-1]
+                self.olen -= len(original) - len(piece) + 1
+                self._mark()
+                self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + 1
+            return
+
+    def _double_quote(self) -> bool:
+        # Only reached when the fast pattern rejected the string: it is unterminated,
+        # holds raw control characters, or holds brackets.
+        end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
+        if end >= len(self.text) or self.text[end] != '"':
+            raise self._fail(TruncatedJSONError, "the text ends inside a string")
+        body = self.text[self.pos + 1 : end]
+        fixed = _CONTROL.sub(_escape_char, body)
+        self._put(f'"{fixed}"', end + 1, "control_character" if fixed != body else None)
+        return False
+
+    def _quoted(self) -> bool:
+        closers, kind = _QUOTES[self.text[self.pos]]
+        end = self._find_close(_QUOTE_CLOSE[closers])
+        body = self.text[self.pos + 1 : end]
+        self._put(f'"{_QUOTE_FIX.sub(_fix_quoted, body)}"', end + 1, kind)
+        return False
+
+    def _find_close(self, closer: re.Pattern[str]) -> int:
+        text, scan = self.text, self.pos + 1
+        while (found := closer.search(text, scan)) is not None:
+            end = before = found.start()
+            while before > scan and text[before - 1] == "\\":
+                before -= 1
+            if (end - before) % 2 == 0:  # not escaped
+                return end
+            scan = end + 1
+        raise self._fail(TruncatedJSONError, "the text ends inside a string")
+
+    def _slash(self) -> bool:
+        text, pos = self.text, self.pos
+        if text.startswith("//", pos):
+            return self._comment(text.find("\n", pos))
+        if text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            if end < 0:
+                raise self._fail(TruncatedJSONError, "the text ends inside a comment")
+            return self._comment(end + 2)
+        return self._other()
+
+    def _hash(self) -> bool:
+        return self._comment(self.text.find("\n", self.pos))
+
+    def _comment(self, end: int) -> bool:
+        self._put(" ", len(self.text) if end < 0 else end, "comment")
+        return False
+
+    def _backtick(self) -> bool:
+        if not self.text.startswith("```", self.pos):
+            return self._other()
+        self.reached_end = True
+        return True
+
+    def _minus(self) -> bool:
+        if self.text.startswith("-Infinity", self.pos):
+            raise self._fail(MalformedJSONError, _non_finite_message("-Infinity"), final=True)
+        return self._other()
+
+    def _python_literal(self) -> bool:
+        found = _PY_LITERAL.match(self.text, self.pos)
+        if found is None:
+            return self._word()
+        self._put(_PY_LITERALS[found.group()], found.end(), "python_literal")
+        return False
+
+    def _word(self) -> bool:
+        text = self.text
+        word = _WORD.match(text, self.pos).group()  # type: ignore[union-attr]
+        end = self.pos + len(word)
+        if self.depth > 0 and _KEY_AFTER.match(text, end):
+            self._put(json.dumps(word), end, "unquoted_key")
+        elif word in _NON_FINITE:
+            raise self._fail(MalformedJSONError, _non_finite_message(word), final=True)
+        elif _TO_END.fullmatch(text, end) and (
+            self.depth > 0 or any(name.startswith(word) for name in _LITERAL_NAMES)
+        ):
+            raise self._fail(TruncatedJSONError, "the text ends inside a value")
+        else:
+            raise self._fail(MalformedJSONError, f"unexpected word {word[:40]!r}")
+        return False
+
+    def _other(self) -> bool:
+        if _INCOMPLETE.fullmatch(self.text, self.pos):
+            raise self._fail(TruncatedJSONError, "the text ends inside a number")
+        raise self._fail(MalformedJSONError, f"unexpected character {self.text[self.pos]!r}")
+
+
+_HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
+    '"': Rewriter._double_quote,
+    "/": Rewriter._slash,
+    "#": Rewriter._hash,
+    "`": Rewriter._backtick,
+    "-": Rewriter._minus,
+    **dict.fromkeys("TFN", Rewriter._python_literal),
+    **dict.fromkeys(_QUOTES, Rewriter._quoted),
+}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _fix_quoted(match: re.Match[str]) -> str:
+    found = match.group()
+    if found == "\\'":
+        return "'"
+    return '\\"' if found == '"' else _escape_char(match)
+
+
+def _depth_message() -> str:
+    return f"the JSON is nested deeper than {MAX_DEPTH} levels"
+
+
+def _non_finite_message(word: str) -> str:
+    return f"{word} is not valid JSON; use null or a string"

@@ -1,0 +1,66 @@
+"""What parsing returns: the value, and the repairs made to reach it.
+
+Kept apart from the parser and the coercer so that both can build results without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ("DETAILS", "Parsed", "Repair")
+
+# One sentence per text repair kind, singular and with a count; the scanner and the
+# wrapper detection in `_parse` both word their repairs from this table.
+DETAILS: Final = {
+    "fence": ("removed a markdown code fence around the JSON", ""),
+    "prose": ("removed text before or after the JSON", ""),
+    "trailing_comma": ("removed a trailing comma", "removed {n} trailing commas"),
+    "single_quotes": (
+        "replaced single quotes around a string with double quotes",
+        "replaced single quotes around {n} strings with double quotes",
+    ),
+    "python_literal": (
+        "replaced a Python literal (True, False or None) with JSON",
+        "replaced {n} Python literals (True, False or None) with JSON",
+    ),
+    "comment": ("removed a comment", "removed {n} comments"),
+    "unquoted_key": ("quoted an unquoted object key", "quoted {n} unquoted object keys"),
+    "smart_quotes": (
+        "replaced typographic quotes around a string with plain double quotes",
+        "replaced typographic quotes around {n} strings with plain double quotes",
+    ),
+    "control_character": (
+        "escaped raw control characters inside a string",
+        "escaped raw control characters inside {n} strings",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """One change made to turn model text into a JSON value.
+
+    Attributes:
+        kind: Short stable identifier, such as `"trailing_comma"` or `"coerce_int"`.
+        detail: One human-readable sentence saying what was changed.
+        path: JSON path of the changed value for coercions; `()` for text repairs.
+    """
+
+    kind: str
+    detail: str
+    path: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parsed value and the repairs that were needed to get it.
+
+    Attributes:
+        value: The JSON value (dict, list, str, int, float, bool or None).
+        repairs: Every repair applied, in the order first met; empty for valid JSON.
+    """
+
+    value: Any
+    repairs: tuple[Repair, ...] = ()
