@@ -38,6 +38,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.utils.json import parse_partial_json
@@ -228,6 +229,7 @@ def per_size() -> bool:
     ratios: list[float] = []
     floor_ratio = 0.0
     read_ratios: list[float] = []
+    stock_ratios: list[float] = []
     for label, size in SIZES:
         value = document(size)
         text = json.dumps(value)
@@ -244,6 +246,7 @@ def per_size() -> bool:
         floor_ratio = least / loads
         ratios.append(ours / loads)
         read_ratios.append(reads / loads)
+        stock_ratios.append(stock / loads)
         sampled = "" if timed * CHUNK >= len(text) else f" ({timed} sampled)"
         print(
             f"    {label:>7} {len(by_tool):>7} {len(events):>7} {loads * 1e3:>9.3f}ms"
@@ -251,6 +254,15 @@ def per_size() -> bool:
             f" {least / loads:>7.1f}"
             f" {stock / loads:>16.0f}{sampled}"
         )
+    save_figures(
+        "streaming",
+        title=f"Partial objects from {CHUNK}-character chunks (CPU / one json.loads)",
+        unit="x json.loads",
+        groups=[label for label, _ in SIZES],
+        series={"structx (tool)": ratios, "langchain parse_partial_json": stock_ratios},
+        extra={"rereading_text": read_ratios, "python_floor": floor_ratio},
+        log_scale=True,
+    )
     growth = ratios[-1] / ratios[0]
     flat, small = growth <= GROWTH_GOAL, ratios[-1] < RATIO_GOAL
     print(f"\n    ours (tool), largest / smallest ratio: {growth:.2f}  goal <= 2  {verdict(flat)}")
