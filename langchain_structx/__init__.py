@@ -37,6 +37,7 @@ from langchain_structx.middleware import (
 from langchain_structx.nodes import (
     KindRouter,
     StructuredOutputNode,
+    reset_structured_output,
     route_by_kind,
     structured_output_node,
 )
@@ -90,6 +91,7 @@ __all__ = (
     "ValidationIssue",
     "__version__",
     "create_agent",
+    "reset_structured_output",
     "route_by_kind",
     "structured_output_node",
 )

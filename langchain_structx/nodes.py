@@ -235,6 +235,21 @@ def structured_output_node(
     )
 
 
+def reset_structured_output(state: Any) -> dict[str, Any]:
+    """A graph node that clears the structured-output keys at the start of a turn.
+
+    A node that fails writes nothing, so without this a turn whose extraction
+    fails would leave the previous turn's `structured_response` in the thread.
+    Put it first: `graph.add_node("reset", reset_structured_output)` and
+    `graph.add_edge(START, "reset")`. (Our `create_agent` does this by itself.)
+
+    Examples:
+        >>> reset_structured_output({"structured_response": 1})["structured_response"] is None
+        True
+    """
+    return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None}
+
+
 def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
     """Check that every variant has a route and every route a variant.
 
@@ -319,6 +334,7 @@ def _names_of(schema: Any) -> tuple[str, ...]:
 
 __all__ = (
     "KindRouter",
+    "reset_structured_output",
     "StructuredOutputNode",
     "check_routes",
     "route_by_kind",

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.middleware import create_agent
-from langchain_structx.nodes import structured_output_node
+from langchain_structx.nodes import reset_structured_output, structured_output_node
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
@@ -94,9 +94,11 @@ def build_node_graph(
     model: ScriptedChatModel, saver: SqliteSaver, state: type[Any] = NodeState
 ) -> Any:
     builder = StateGraph(state)
+    builder.add_node("reset", reset_structured_output)
     builder.add_node("prepare", prepare)
     builder.add_node("extract", structured_output_node(model, FORMAT))
-    builder.add_edge(START, "prepare")
+    builder.add_edge(START, "reset")
+    builder.add_edge("reset", "prepare")
     builder.add_edge("prepare", "extract")
     builder.add_edge("extract", END)
     return builder.compile(checkpointer=saver)
@@ -292,17 +294,7 @@ def test_a_later_turn_of_another_kind_replaces_the_response(
     assert stored["structured_response"] == Event(title="Launch", day="Friday")
 
 
-NODE_KEEPS_STALE = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: structured_output_node never clears structured_response/kind/report; when a "
-        "later turn fails, the thread keeps the earlier turn's response (create_agent clears "
-        "them in before_agent)"
-    ),
-)
-
-
-@pytest.mark.parametrize("flavour", ["agent", pytest.param("node", marks=NODE_KEEPS_STALE)])
+@pytest.mark.parametrize("flavour", ["agent", "node"])
 def test_a_failed_later_turn_keeps_no_earlier_response(
     flavour: str, savers: Callable[[], SqliteSaver]
 ) -> None:
