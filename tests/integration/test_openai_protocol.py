@@ -1,0 +1,149 @@
+"""The OpenAI protocol, for real: our agent over `ChatOpenAI` and a llama.cpp server.
+
+`python -m llama_cpp.server` runs the embedded weights on 127.0.0.1 and answers
+the OpenAI `json_schema` response format with HTTP 500. So `AutoStrategy`, told by
+the model's profile that native structured output exists (as a user would say of
+an OpenAI-compatible server), must meet a real rejection, fall back within the
+same run, end with a validated object, report the fallback, and skip the rejected
+strategy on later runs with the same model.
+
+The profile says `tool_calling: False` because this server's default chat template
+produces no tool calls for `tool_choice="required"` (the model writes the call as
+plain text), so the next strategy after provider is the prompted one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from local_tasks import SYSTEM_PROMPT, TASKS, Task, as_data
+from pydantic import SecretStr
+
+from langchain_structx import FALLBACKS, AutoStrategy, ProviderStrategy, create_agent
+from langchain_structx._capabilities import model_identity
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from conftest import LlamaServer
+    from langchain_openai import ChatOpenAI
+
+pytestmark = pytest.mark.integration
+
+_MAX_TOKENS = 128
+_BY_ID = {task.id: task for task in TASKS}
+
+
+class CallCounter(BaseCallbackHandler):
+    """Counts chat-model requests and the ones that ended in an error."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.errors = 0
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self.calls += 1
+
+    def on_llm_error(self, *args: Any, **kwargs: Any) -> None:
+        self.errors += 1
+
+
+@pytest.fixture(scope="module")
+def openai_model(llama_server: LlamaServer) -> ChatOpenAI:
+    """`ChatOpenAI` on the loopback server, with the profile a user would give it."""
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        base_url=llama_server.base_url,
+        api_key=SecretStr("not-needed"),
+        model=llama_server.model_id,
+        temperature=0,
+        max_retries=0,
+        timeout=120,
+        # langchain-openai sends max_tokens as max_completion_tokens, which the
+        # llama.cpp server ignores; the plain field bounds each generation.
+        extra_body={"max_tokens": _MAX_TOKENS},
+        profile={"structured_output": True, "tool_calling": False},
+    )
+
+
+@pytest.fixture(autouse=True)
+def fresh_fallback_memory() -> Iterator[None]:
+    FALLBACKS.forget()
+    yield
+    FALLBACKS.forget()
+
+
+def _run(agent: Any, task: Task) -> tuple[dict[str, Any], CallCounter]:
+    counter = CallCounter()
+    config: Any = {"callbacks": [counter], "recursion_limit": 12}
+    state = agent.invoke({"messages": [("user", task.text)]}, config)
+    return state, counter
+
+
+def test_rejected_provider_format_falls_back_and_is_remembered(openai_model: ChatOpenAI) -> None:
+    task = _BY_ID["contact"]
+    agent = create_agent(
+        openai_model, response_format=AutoStrategy(task.schema), system_prompt=SYSTEM_PROMPT
+    )
+
+    state, counter = _run(agent, task)
+
+    assert as_data(state["structured_response"]) == task.expected
+    assert state["structured_response_kind"] == "Contact"
+    report = state["structured_output_report"]
+    assert report["strategy"] == "prompted"
+    [fallback] = report["fallbacks"]
+    assert fallback["from_strategy"] == "provider"
+    assert fallback["to_strategy"] == "prompted"
+    assert "500" in fallback["reason"] and "json_schema" in fallback["reason"]
+    assert report["attempts"] == 1 and report["errors"] == []
+    assert report["usage"]["input_tokens"] > 0 and report["usage"]["output_tokens"] > 0
+    # One rejected request, then the one that produced the answer.
+    assert (counter.calls, counter.errors) == (2, 1)
+    assert FALLBACKS.rejected(model_identity(openai_model)) == {"provider"}
+
+    # The same model again: provider is skipped, no request is wasted.
+    again, counter = _run(agent, task)
+
+    assert as_data(again["structured_response"]) == task.expected
+    assert again["structured_output_report"]["strategy"] == "prompted"
+    assert again["structured_output_report"]["fallbacks"] == []
+    assert (counter.calls, counter.errors) == (1, 0)
+
+
+async def test_async_run_falls_back_on_a_union(openai_model: ChatOpenAI) -> None:
+    task = _BY_ID["union_complaint"]
+    agent = create_agent(
+        openai_model, response_format=AutoStrategy(task.schema), system_prompt=SYSTEM_PROMPT
+    )
+    counter = CallCounter()
+    config: Any = {"callbacks": [counter], "recursion_limit": 12}
+
+    state = await agent.ainvoke({"messages": [("user", task.text)]}, config)
+
+    assert state["structured_response_kind"] == task.kind
+    assert as_data(state["structured_response"]) == task.expected
+    report = state["structured_output_report"]
+    assert report["strategy"] == "prompted"
+    assert [(f["from_strategy"], f["to_strategy"]) for f in report["fallbacks"]] == [
+        ("provider", "prompted")
+    ]
+    assert counter.errors == 1
+
+
+def test_explicit_provider_strategy_lets_the_rejection_through(openai_model: ChatOpenAI) -> None:
+    import openai
+
+    task = _BY_ID["contact"]
+    agent = create_agent(
+        openai_model, response_format=ProviderStrategy(task.schema), system_prompt=SYSTEM_PROMPT
+    )
+    with pytest.raises(openai.APIStatusError) as info:
+        _run(agent, task)
+    assert info.value.status_code == 500
+    # Only AutoStrategy remembers rejections.
+    assert FALLBACKS.rejected(model_identity(openai_model)) == frozenset()
