@@ -65,7 +65,7 @@ class Transformed:
     dialect: Dialect
     wrapped: bool
     dropped: tuple[str, ...]
-    codec: Codec = field(repr=False, compare=False)
+    _codec: Codec = field(repr=False, compare=False)
 
     def encode(self, value: Any) -> Any:
         """Put a value valid under the original schema into the provider's shape.
@@ -81,7 +81,7 @@ class Transformed:
             >>> t.encode([1, 2])
             {'value': [1, 2]}
         """
-        return self.codec.encode(value)
+        return self._codec.encode(value)
 
     def restore(self, value: Any) -> Any:
         """Bring a provider output back to the original schema's shape.
@@ -100,7 +100,7 @@ class Transformed:
             >>> t.restore({"value": [1, 2]})
             [1, 2]
         """
-        return self.codec.restore(value)
+        return self._codec.restore(value)
 
 
 def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed:
@@ -129,8 +129,10 @@ def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed
     """
     if dialect not in _RULES:
         raise UserError(f"Unknown dialect {dialect!r}; expected one of {get_args(Dialect)}")
-    if isinstance(schema, bool):
-        schema = {} if schema else {"not": {}}
+    if schema is False:
+        raise DialectError(dialect, "the schema false accepts no value")
+    if schema is True:
+        schema = {}
     if not isinstance(schema, Mapping):
         raise UserError(f"A JSON Schema must be a mapping, got {type(schema).__name__}")
     root, defs = normalise_refs(schema, dialect)
@@ -141,7 +143,7 @@ def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed
         dialect=dialect,
         wrapped=wrapped,
         dropped=tuple(walker.dropped),
-        codec=codec,
+        _codec=codec,
     )
 
 

@@ -87,7 +87,7 @@ def _field(
     marker = shapes.unique("explicit_null", shapes.dump(out))
     flag = {"type": "boolean", "const": True} if w.rules.const else {"type": "boolean"}
     meta: dict[str, Any] = {k: out[k] for k in ("title", "description") if k in out}
-    inner = {k: v for k, v in out.items() if k not in meta}
+    inner = shapes.nullable({k: v for k, v in out.items() if k not in meta})
     members = inner["anyOf"] if set(inner) == {"anyOf"} else [inner]
     note = f'null leaves the field out; {{"{marker}": true}} sends an explicit null'
     base = meta.get("description")

@@ -9,6 +9,7 @@ be followed and raise `DialectError`.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
@@ -18,6 +19,7 @@ from langchain_structx.errors import DialectError
 DEFS = "$defs"
 _PREFIX = "#/$defs/"
 _DEF_KEYWORDS = ("$defs", "definitions")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 SUBSCHEMA = frozenset(
     {
         "items",
@@ -49,10 +51,11 @@ class _Refs:
         """Return the definition name for a JSON pointer, creating it if new."""
         if pointer in self.by_pointer:
             return self.by_pointer[pointer]
-        name, n = hint or "Root", 1
+        hint = _UNSAFE.sub("_", hint) or "Root"
+        name, n = hint, 1
         while name in self.defs:
             n += 1
-            name = f"{hint or 'Root'}_{n}"
+            name = f"{hint}_{n}"
         self.by_pointer[pointer] = name
         self.defs[name] = None
         self.pending.append(name)
@@ -100,6 +103,9 @@ class _Refs:
 
 def normalise_refs(schema: Mapping[str, Any], dialect: str) -> tuple[Any, dict[str, Any]]:
     """Return the root (without definitions) and the table of definitions.
+
+    Definition names keep only letters, digits, `_`, `.` and `-`, so that every
+    reference reads `#/$defs/<name>` without escaping.
 
     Example:
         >>> root, defs = normalise_refs(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from langchain_structx._dialects.rules import KIND_KEYWORDS, Rules
 
 JSON_TEXT = "A JSON-encoded value (any JSON: object, array, string, number, boolean or null)."
 _ENUMS = frozenset({"enum", "const"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 
 dump = dump_json
 
@@ -69,7 +71,7 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
             return schema
         return {**schema, "anyOf": [*members, {"type": "null"}]}
     kind = schema.get("type")
-    if kind == "null":
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return schema
     if isinstance(kind, str) and not (_ENUMS & schema.keys()) and "$ref" not in schema:
         return {**schema, "type": [kind, "null"]}
@@ -141,6 +143,62 @@ def _tags(schema: Any) -> set[str]:
     if "const" in schema:
         return {dump(schema["const"])}
     return {dump(v) for v in schema.get("enum", ())}
+
+
+Types = frozenset[str] | None
+"""JSON types a node admits (`integer` counted as `number`); None when unknown."""
+
+
+def types_of(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Types:
+    """Return the JSON types a prepared or provider node admits, following references.
+
+    Example:
+        >>> types_of({"anyOf": [{"type": "integer"}, {"enum": ["a"]}]}, {})
+        frozenset({'number', 'string'})
+    """
+    if not isinstance(schema, dict):
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        target = defs.get(name)
+        return None if name in seen or not target else types_of(target, defs, (*seen, name))
+    declared = schema.get("type")
+    if declared is not None:
+        names = [declared] if isinstance(declared, str) else declared
+        return frozenset("number" if t == "integer" else t for t in names)
+    if "anyOf" in schema:
+        found = [types_of(m, defs, seen) for m in schema["anyOf"]]
+        return None if any(t is None for t in found) else frozenset().union(*found)  # type: ignore[arg-type]
+    if "enum" in schema or "const" in schema:
+        values = schema.get("enum", [schema.get("const")])
+        return frozenset("number" if json_type(v) == "integer" else json_type(v) for v in values)
+    kind = kind_of(schema)
+    return frozenset({kind}) if kind in ("object", "array") else None
+
+
+def overlap(left: Types, right: Types) -> bool:
+    """Tell whether two type sets may share a value."""
+    return left is None or right is None or bool(left & right)
+
+
+def tag_for(original: Mapping[str, Any], kinds: Types, sent: Types, index: int) -> str:
+    """Name the wrapper key of a union member that needs one.
+
+    Example:
+        >>> tag_for({"title": "Cat"}, frozenset({"object"}), frozenset({"object"}), 0)
+        'Cat'
+    """
+    if kinds == frozenset({"object"}) and sent == frozenset({"array"}):
+        return "entries"
+    if kinds == frozenset({"array"}) and sent == frozenset({"object"}):
+        return "positions"
+    if kinds != sent:
+        return "json"
+    title = original.get("title")
+    if isinstance(title, str) and _IDENTIFIER.fullmatch(title):
+        return title
+    return f"variant_{index}"
 
 
 def close(rules: Rules, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

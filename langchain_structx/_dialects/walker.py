@@ -242,22 +242,41 @@ class Walker:
         if len(results) == 1:
             out, codec = results[0]
         else:
-            out = {"anyOf": [r[0] for r in results]}
-            codec = self.union_codec([m for _, m in rest], results)
+            members, codec = self.union_members([m for _, m in rest], results)
+            out = {"anyOf": members}
         if nullable:
             out = shapes.nullable(out)
             codec = codec if codec.identity else NullableCodec(codec)
         return out, codec
 
-    def union_codec(self, originals: list[dict[str, Any]], results: list[Result]) -> Codec:
-        """Build the codec of a union; identity when no member changes values."""
+    def union_members(
+        self, originals: list[dict[str, Any]], results: list[Result]
+    ) -> tuple[list[Any], Codec]:
+        """Build the members and codec of a union.
+
+        When members are not told apart by a tag property, a member whose codec
+        changes values (a map sent as a list, absent keys sent as null, ...) could
+        be mistaken for another member of overlapping type; such a member is wrapped
+        in an object with one naming key (`entries`, `json`, its title, ...).
+        """
         if all(codec.identity for _, codec in results):
-            return IDENTITY
-        branches = tuple(
-            Branch(self.original.check(orig), self.provider.check(out), codec)
-            for orig, (out, codec) in zip(originals, results, strict=True)
-        )
-        return UnionCodec(branches)
+            return [out for out, _ in results], IDENTITY
+        sent = [shapes.types_of(out, self.out_defs) for out, _ in results]
+        tagged = shapes.exclusive([self.resolve(m) for m in originals])
+        members: list[Any] = []
+        branches: list[Branch] = []
+        tags: set[str] = set()
+        for i, (orig, (out, codec)) in enumerate(zip(originals, results, strict=True)):
+            clash = any(shapes.overlap(sent[i], other) for j, other in enumerate(sent) if j != i)
+            if not (codec.identity or tagged or not clash):
+                kinds = shapes.types_of(orig, self.defs)
+                name = shapes.tag_for(self.resolve(orig), kinds, sent[i], i)
+                tag = shapes.unique(name, tags)
+                tags.add(tag)
+                out, codec = shapes.close(self.rules, {tag: out}, [tag]), WrapCodec(codec, tag)
+            members.append(out)
+            branches.append(Branch(self.original.check(orig), self.provider.check(out), codec))
+        return members, UnionCodec(tuple(branches))
 
     def enum(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
         """`enum`/`const`: native when the dialect takes the values, else JSON text."""

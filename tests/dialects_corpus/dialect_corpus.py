@@ -413,9 +413,12 @@ def _tuples() -> dict[str, Schema]:
                 }
             }
         ),
-        "tuple_draft7": obj(
-            {"t": {"type": "array", "items": [S, INT], "additionalItems": False, "minItems": 1}}
-        ),
+        "tuple_draft7": {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            **obj(
+                {"t": {"type": "array", "items": [S, INT], "additionalItems": False, "minItems": 1}}
+            ),
+        },
         "tuple_open": obj({"t": {"type": "array", "prefixItems": [INT], "minItems": 1}}),
         "tuple_root": {
             "type": "array",
