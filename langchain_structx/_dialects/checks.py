@@ -19,15 +19,21 @@ class SchemaChecks:
     on first use, which for union codecs is after the transform has finished.
     """
 
-    def __init__(self, defs: Mapping[str, Any]) -> None:
+    def __init__(self, defs: Mapping[str, Any], *, closed: bool = False) -> None:
         self.defs = defs
+        self.closed = closed
         self._root: Any = None
 
     def validator(self, schema: Any) -> Any:
-        """Return a validator of `schema` that resolves `#/$defs/...`."""
+        """Return a validator of `schema` that resolves `#/$defs/...`.
+
+        With `closed`, objects are checked as closed even where the provider schema
+        leaves `additionalProperties` out (Gemini never adds undeclared keys).
+        """
         if self._root is None:
-            self._root = Draft202012Validator({"$defs": self.defs})
-        return self._root.evolve(schema=schema)
+            defs = {k: close_all(v) for k, v in self.defs.items()} if self.closed else self.defs
+            self._root = Draft202012Validator({"$defs": defs})
+        return self._root.evolve(schema=close_all(schema) if self.closed else schema)
 
     def check(self, schema: Any) -> Callable[[Any], bool]:
         """Return a predicate `value -> bool`, validator built lazily."""
@@ -54,3 +60,24 @@ class SchemaChecks:
             return values
         check = self.check(rest)
         return [v for v in values if check(v)]
+
+
+def close_all(schema: Any) -> Any:
+    """Return a copy of a provider schema with every object closed.
+
+    Example:
+        >>> close_all({"type": "object", "properties": {"a": {"type": "string"}}})
+        {'type': 'object', 'properties': {'a': {'type': 'string'}}, 'additionalProperties': False}
+    """
+    if isinstance(schema, list):
+        return [close_all(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: close_all(v) if k in _NESTED else v for k, v in schema.items()}
+    if "properties" in out:
+        out["properties"] = {k: close_all(v) for k, v in schema["properties"].items()}
+        out.setdefault("additionalProperties", False)
+    return out
+
+
+_NESTED = frozenset({"items", "anyOf"})

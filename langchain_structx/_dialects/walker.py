@@ -62,7 +62,7 @@ class Walker:
         self.inlining: list[str] = []
         self.budget = _NODE_BUDGET
         self.original = SchemaChecks(defs)
-        self.provider = SchemaChecks(self.out_defs)
+        self.provider = SchemaChecks(self.out_defs, closed=not rules.closed_objects)
 
     def fail(self, reason: str) -> DialectError:
         """Build the error for a schema this dialect cannot express."""
@@ -181,12 +181,15 @@ class Walker:
         for key in ("default", "examples"):
             if key in schema:
                 notes.append(self.drop(path, key, schema[key], "described, not applied"))
-        for key in ("title", "description"):
-            if isinstance(schema.get(key), str):
-                out[key] = schema[key]
+        if isinstance(schema.get("title"), str):
+            out["title"] = schema["title"]
+        own, inner = schema.get("description"), out.get("description")
+        if isinstance(own, str):
+            out["description"] = f"{own} {inner}" if inner and inner != own else own
+        base = out.get("description", "")
+        notes = [note for note in dict.fromkeys(notes) if note not in base]
         if notes:
-            text = "; ".join(dict.fromkeys(notes))
-            base = out.get("description", "")
+            text = "; ".join(notes)
             out["description"] = f"{base} ({text})" if base else f"({text})"
         return out
 

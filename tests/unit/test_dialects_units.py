@@ -272,3 +272,17 @@ def test_gemini_enums_become_strings() -> None:
     }
     for value in ({}, {"n": 1}, {"n": None}):
         round_trip(t, value)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["dialects", "_dialects.codecs", "_dialects.merge", "_dialects.nodes", "_dialects.refs"]
+    + ["_dialects.shapes", "_dialects.openai", "_dialects.anthropic", "_dialects.checks"],
+)
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    found = doctest.testmod(importlib.import_module(f"langchain_structx.{module}"))
+    assert found.failed == 0
+    assert found.attempted > 0
