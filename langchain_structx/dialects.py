@@ -76,7 +76,7 @@ class Transformed:
         Returns:
             The same value as the provider would send it.
 
-        Example:
+        Examples:
             >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
             >>> t.encode([1, 2])
             {'value': [1, 2]}
@@ -95,7 +95,7 @@ class Transformed:
         Returns:
             The value in the original schema's shape.
 
-        Example:
+        Examples:
             >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
             >>> t.restore({"value": [1, 2]})
             [1, 2]
@@ -117,7 +117,7 @@ def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed
         DialectError: The schema cannot be expressed faithfully in the dialect.
         UserError: The dialect is unknown or the schema is not a JSON Schema.
 
-    Example:
+    Examples:
         >>> t = transform(
         ...     {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}},
         ...     "anthropic",

@@ -48,7 +48,7 @@ _UNSUPPORTED_REGEX = re.compile(r"\\[1-9bBk]|\(\?<?[=!]|\(\?P=")
 def accepts(keyword: str, value: Any) -> bool:
     """Finer rules: regex features and `minItems` values.
 
-    Example:
+    Examples:
         >>> accepts("pattern", "^(?=a)"), accepts("minItems", 1), accepts("minItems", 2)
         (False, True, False)
     """

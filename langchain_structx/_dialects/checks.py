@@ -65,7 +65,7 @@ class SchemaChecks:
 def close_all(schema: Any) -> Any:
     """Return a copy of a provider schema with every object closed.
 
-    Example:
+    Examples:
         >>> close_all({"type": "object", "properties": {"a": {"type": "string"}}})
         {'type': 'object', 'properties': {'a': {'type': 'string'}}, 'additionalProperties': False}
     """

@@ -21,7 +21,7 @@ JSON_TEXT_HINT = "A JSON-encoded value"
 def json_equal(left: Any, right: Any) -> bool:
     """Compare two JSON values the way JSON Schema does (`1 == 1.0`, `True != 1`).
 
-    Example:
+    Examples:
         >>> json_equal(1, 1.0), json_equal(True, 1)
         (True, False)
     """

@@ -131,7 +131,7 @@ _MERGERS: dict[str, Merger] = {
 def merge_pair(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[dict[str, Any], list[Conflict]]:
     """Merge `b` into `a`; return the result and what could not be merged.
 
-    Example:
+    Examples:
         >>> merge_pair({"type": "number", "minimum": 0}, {"type": "integer", "minimum": 5})
         ({'type': 'integer', 'minimum': 5}, [])
     """
@@ -151,7 +151,7 @@ def merge_pair(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[dict[str, An
 def merge_all(members: list[Mapping[str, Any]]) -> tuple[dict[str, Any], list[Conflict]]:
     """Merge `allOf` members, left to right.
 
-    Example:
+    Examples:
         >>> merge_all([{"properties": {"a": {}}}, {"properties": {"b": {}}, "required": ["b"]}])
         ({'properties': {'a': {}, 'b': {}}, 'required': ['b']}, [])
     """

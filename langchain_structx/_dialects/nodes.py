@@ -11,7 +11,7 @@ from langchain_structx._dialects.refs import ref_name
 def children(node: Mapping[str, Any]) -> Iterator[Any]:
     """Yield the direct sub-schemas of a provider schema node (not `$defs`).
 
-    Example:
+    Examples:
         >>> list(children({"type": "array", "items": {"type": "string"}}))
         [{'type': 'string'}]
     """

@@ -47,7 +47,7 @@ def _chars(value: Any) -> int:
 def nesting(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...] = ()) -> int:
     """Return the deepest object nesting below `node`, following references once.
 
-    Example:
+    Examples:
         >>> nesting({"type": "object", "properties": {"a": {"type": "object"}}}, {})
         2
     """

@@ -107,7 +107,7 @@ def normalise_refs(schema: Mapping[str, Any], dialect: str) -> tuple[Any, dict[s
     Definition names keep only letters, digits, `_`, `.` and `-`, so that every
     reference reads `#/$defs/<name>` without escaping.
 
-    Example:
+    Examples:
         >>> root, defs = normalise_refs(
         ...     {"definitions": {"A": {"type": "string"}}, "items": {"$ref": "#/definitions/A"}},
         ...     "openai",

@@ -19,7 +19,7 @@ dump = dump_json
 def kind_of(schema: Mapping[str, Any]) -> str:
     """Return the declared type, or the type implied by object/array keywords.
 
-    Example:
+    Examples:
         >>> kind_of({"properties": {}}), kind_of({"minimum": 1})
         ('object', 'any')
     """
@@ -35,7 +35,7 @@ def kind_of(schema: Mapping[str, Any]) -> str:
 def split_types(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Turn `"type": [a, b]` into an `anyOf` with one member per type.
 
-    Example:
+    Examples:
         >>> split_types({"type": ["string", "null"], "maxLength": 3})
         {'anyOf': [{'type': 'string', 'maxLength': 3}, {'type': 'null'}]}
     """
@@ -61,7 +61,7 @@ def is_null(schema: Mapping[str, Any]) -> bool:
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """Return a provider node that also accepts `null`.
 
-    Example:
+    Examples:
         >>> nullable({"type": "integer"})
         {'type': ['integer', 'null']}
     """
@@ -93,7 +93,7 @@ def json_type(value: Any) -> str:
 def native_enum(values: Sequence[Any], rules: Rules, is_const: bool) -> dict[str, Any] | None:
     """Return the enum as the dialect takes it natively, or None when it cannot.
 
-    Example:
+    Examples:
         >>> from langchain_structx._dialects.openai import RULES
         >>> native_enum(["a", None], RULES, False)
         {'type': ['string', 'null'], 'enum': ['a', None]}
@@ -120,7 +120,7 @@ def native_enum(values: Sequence[Any], rules: Rules, is_const: bool) -> dict[str
 def exclusive(members: Sequence[Any]) -> bool:
     """Tell whether object members are told apart by a required tag property.
 
-    Example:
+    Examples:
         >>> tag = lambda v: {"properties": {"k": {"const": v}}, "required": ["k"]}
         >>> exclusive([tag("a"), tag("b")])
         True
@@ -152,7 +152,7 @@ Types = frozenset[str] | None
 def types_of(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Types:
     """Return the JSON types a prepared or provider node admits, following references.
 
-    Example:
+    Examples:
         >>> sorted(types_of({"anyOf": [{"type": "integer"}, {"enum": ["a"]}]}, {}) or ())
         ['number', 'string']
     """
@@ -185,7 +185,7 @@ def overlap(left: Types, right: Types) -> bool:
 def tag_for(original: Mapping[str, Any], kinds: Types, sent: Types, index: int) -> str:
     """Name the wrapper key of a union member that needs one.
 
-    Example:
+    Examples:
         >>> tag_for({"title": "Cat"}, frozenset({"object"}), frozenset({"object"}), 0)
         'Cat'
     """
@@ -204,7 +204,7 @@ def tag_for(original: Mapping[str, Any], kinds: Types, sent: Types, index: int) 
 def close(rules: Rules, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     """Build a provider object node with the dialect's object keywords.
 
-    Example:
+    Examples:
         >>> from langchain_structx._dialects.openai import RULES
         >>> close(RULES, {"a": {"type": "string"}}, ["a"])["additionalProperties"]
         False
