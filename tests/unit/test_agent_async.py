@@ -30,13 +30,6 @@ PLAIN = {"structured_output": False, "tool_calling": False}
 USAGE = {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}
 
 
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
-
-
 class Contact(BaseModel):
     name: str
     age: int

@@ -18,13 +18,6 @@ TOOLS_ONLY = {"structured_output": False, "tool_calling": True}
 NEITHER = {"structured_output": False, "tool_calling": False}
 
 
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
-
-
 class Contact(BaseModel):
     name: str
     age: int

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_structx import FALLBACKS, AutoStrategy, DialectError, ProviderStrategy, create_agent
+from langchain_structx import AutoStrategy, DialectError, ProviderStrategy, create_agent
 from langchain_structx.testing import ScriptedChatModel
 
 ASK = {"messages": [HumanMessage("Ada, no nickname")]}
@@ -31,13 +31,6 @@ class Profile(BaseModel):
 
 class Pet(BaseModel):
     species: str
-
-
-@pytest.fixture(autouse=True)
-def _forget() -> Any:
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 def deep_schema(levels: int) -> dict[str, Any]:

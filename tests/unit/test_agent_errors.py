@@ -9,7 +9,6 @@ from langchain.agents.structured_output import (
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import (
     AttemptError,
     InvalidOutputError,
@@ -25,13 +24,6 @@ from langchain_structx.testing import ScriptedChatModel, tool_call
 
 ASK = {"messages": [HumanMessage("Who is Ada?")]}
 USAGE = {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14}
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):

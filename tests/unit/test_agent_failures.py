@@ -7,7 +7,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import (
     MissingOutputError,
     MultipleOutputsError,
@@ -21,13 +20,6 @@ from langchain_structx.testing import ScriptedChatModel, tool_call
 
 ASK = {"messages": [HumanMessage("Who is Ada?")]}
 NATIVE = {"structured_output": True, "tool_calling": True}
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):

@@ -6,7 +6,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import PromptedStrategy
@@ -24,13 +23,6 @@ CONTACT_PROMPT = (
     "  age: integer\n"
     "}"
 )
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):

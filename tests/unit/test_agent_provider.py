@@ -8,7 +8,6 @@ from langchain.agents import structured_output as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import ProviderStrategy
@@ -16,13 +15,6 @@ from langchain_structx.testing import ScriptedChatModel
 
 NATIVE = {"structured_output": True, "tool_calling": True}
 ASK = {"messages": [HumanMessage("Who is Ada?")]}
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):

@@ -12,18 +12,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):

@@ -26,13 +26,6 @@ from langchain_structx.testing import ScriptedChatModel, tool_call
 NATIVE = {"structured_output": True, "tool_calling": True}
 
 
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
-
-
 class Contact(BaseModel):
     name: str
 

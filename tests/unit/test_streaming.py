@@ -5,7 +5,6 @@ from langchain.agents import create_agent as langchain_create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import PromptedStrategy, ProviderStrategy, ToolStrategy
 from langchain_structx.streaming import partial_value
@@ -15,13 +14,6 @@ ASK = {"messages": [HumanMessage("Who is Ada?")]}
 NATIVE = {"structured_output": True, "tool_calling": True}
 PLAIN = {"structured_output": False, "tool_calling": False}
 EVENT_KEYS = {"type", "phase", "kind", "value", "strategy", "attempt"}
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks():
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 class Contact(BaseModel):
