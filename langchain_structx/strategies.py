@@ -91,13 +91,25 @@ raised as itself.
 """
 
 
-def _check_common(max_retries: int) -> None:
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        raise UserError(f"max_retries must be a whole number >= 0, got {max_retries!r}")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    """Options every strategy shares; keyword-only, after the schema."""
+
+    handle_errors: HandleErrors = True
+    """What to do when an attempt fails; see `HandleErrors`."""
+    max_retries: int = 3
+    """Retries allowed after the first attempt; a run never loops beyond this."""
+    coerce: bool = True
+    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+
+    def __post_init__(self) -> None:
+        retries = self.max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise UserError(f"max_retries must be a whole number >= 0, got {retries!r}")
 
 
 @dataclass(frozen=True, slots=True)
-class ToolStrategy(Generic[SchemaT]):
+class ToolStrategy(_Options, Generic[SchemaT]):
     """Ask for the answer as a call to an artificial tool, one tool per schema.
 
     Works with any model that can call tools. The tool choice is forced, so the
@@ -117,19 +129,10 @@ class ToolStrategy(Generic[SchemaT]):
     tool_message_content: str | None = None
     """Text of the tool message that answers the structured call; by default it
     repeats the structured response."""
-    handle_errors: HandleErrors = True
-    """What to do when an attempt fails; see `HandleErrors`."""
-    max_retries: int = 3
-    """Retries allowed after the first attempt; the run never loops beyond this."""
-    coerce: bool = True
-    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
-
-    def __post_init__(self) -> None:
-        _check_common(self.max_retries)
 
 
 @dataclass(frozen=True, slots=True)
-class ProviderStrategy(Generic[SchemaT]):
+class ProviderStrategy(_Options, Generic[SchemaT]):
     """Ask for the answer through the provider's native JSON-schema output.
 
     Unions travel inside an envelope object whose `kind` names the variant; the
@@ -146,19 +149,10 @@ class ProviderStrategy(Generic[SchemaT]):
     strict: bool | None = None
     """Ask the provider for strict schema adherence, rewriting the schema into its
     strict dialect; None leaves the provider's default."""
-    handle_errors: HandleErrors = True
-    """What to do when an attempt fails; see `HandleErrors`."""
-    max_retries: int = 3
-    """Retries allowed after the first attempt."""
-    coerce: bool = True
-    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
-
-    def __post_init__(self) -> None:
-        _check_common(self.max_retries)
 
 
 @dataclass(frozen=True, slots=True)
-class PromptedStrategy(Generic[SchemaT]):
+class PromptedStrategy(_Options, Generic[SchemaT]):
     """Describe the schema in the system prompt and parse the reply leniently.
 
     For models with neither native structured output nor tool calling.
@@ -173,19 +167,10 @@ class PromptedStrategy(Generic[SchemaT]):
     _: KW_ONLY
     json_mode: bool = False
     """Also ask for the provider's JSON mode (`{"type": "json_object"}`)."""
-    handle_errors: HandleErrors = True
-    """What to do when an attempt fails; see `HandleErrors`."""
-    max_retries: int = 3
-    """Retries allowed after the first attempt."""
-    coerce: bool = True
-    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
-
-    def __post_init__(self) -> None:
-        _check_common(self.max_retries)
 
 
 @dataclass(frozen=True, slots=True)
-class AutoStrategy(Generic[SchemaT]):
+class AutoStrategy(_Options, Generic[SchemaT]):
     """Pick provider, tool or prompted output from what the model supports.
 
     Provider output when the model's profile (or its name) says it has native
@@ -201,23 +186,17 @@ class AutoStrategy(Generic[SchemaT]):
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
-    handle_errors: HandleErrors = True
-    """What to do when an attempt fails; see `HandleErrors`."""
-    max_retries: int = 3
-    """Retries allowed after the first attempt."""
     strict: bool | None = None
     """Passed to the provider strategy when it is chosen."""
     tool_message_content: str | None = None
     """Passed to the tool strategy when it is chosen."""
     json_mode: bool = False
     """Passed to the prompted strategy when it is chosen."""
-    coerce: bool = True
-    """Whether near-misses such as `"5"` for an integer are coerced before validation."""
     order: tuple[StrategyName, ...] = ("provider", "tool", "prompted")
     """Preference order among the strategies the model supports."""
 
     def __post_init__(self) -> None:
-        _check_common(self.max_retries)
+        _Options.__post_init__(self)
         unknown = set(self.order) - {"provider", "tool", "prompted"}
         if unknown or not self.order:
             raise UserError(f"order must name provider, tool or prompted; got {self.order!r}")
