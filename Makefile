@@ -43,7 +43,9 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
-	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
+	for f in parse agent_overhead noisy_outputs streaming dialects local_model; do \
+	  $(BIN)/python benchmarks/$$f.py || exit 1; done
+	$(BIN)/python benchmarks/render_page.py
 
 clean:
 	rm -rf $(VENV) dist build site .coverage .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,130 @@
+"""Write docs/benchmarks.md from the latest records in benchmarks/results/.
+
+Run after the benchmarks (`make bench` does both). Every table comes from one
+run of one script, so ours and the baseline in it were measured side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+PAGE = ROOT / "docs" / "benchmarks.md"
+
+ABOUT: dict[str, tuple[str, str]] = {
+    "parse": (
+        "python benchmarks/parse.py",
+        "Goals: valid JSON within 1.5x of `json.loads` (a fast path); JSON needing repair "
+        "within 20x; streaming cost flat as the document grows. LangChain's column is "
+        "`parse_json_markdown` (valid text) and `parse_partial_json` on every prefix "
+        "(streaming); it cannot repair single quotes or Python literals at all.",
+    ),
+    "agent_overhead": (
+        "python benchmarks/agent_overhead.py",
+        "Median wall time per `invoke`, ToolStrategy happy path, scripted model, 1,000 "
+        "interleaved invokes. Goal: at most 1.10x stock LangChain. The third bar is stock "
+        "LangChain with a do-nothing middleware using the same two hooks as ours: it shows "
+        "the fixed cost of LangChain's middleware machinery, which any middleware pays.",
+    ),
+    "noisy_outputs": (
+        "python benchmarks/noisy_outputs.py",
+        "Scripted misbehaviours (fences, prose, syntax slips, coercible types, prose instead "
+        "of a tool call, truncation, refusal, several calls, wrong union kind, ...). Goal: "
+        "every recoverable case succeeds, with model calls within 1.1x of the minimum.",
+    ),
+    "streaming": (
+        "python benchmarks/streaming.py",
+        "CPU spent producing partial objects from 4-character chunks, as a multiple of one "
+        "`json.loads` of the output. Goals: flat as size grows, and under 5 at 200 KB. "
+        "LangChain's column re-parses every prefix, as its partial parsing does.",
+    ),
+    "dialects": (
+        "python benchmarks/dialects.py",
+        "Share of a corpus of varied schemas turned into a schema each provider's strict "
+        "mode accepts (or refused with an explicit `DialectError`), and share of values "
+        "that survive the round trip exactly. LangChain's row is what `ChatOpenAI` sends "
+        "with `strict=True`. Goal: 100% and 100%.",
+    ),
+    "local_model": (
+        "python benchmarks/local_model.py",
+        "The extraction task set on the embedded model, our strategies beside stock "
+        "LangChain's over llama.cpp's OpenAI-protocol server.",
+    ),
+}
+
+INTRO = """# Benchmarks
+
+Each script in `benchmarks/` prints its figures beside a baseline measured in the
+same run on the same machine: stock LangChain wherever it can do the same job,
+else `json.loads`. The machines are noisy, so compare the ratios, not the absolute
+numbers. `make bench` runs every script and then rewrites this page from the
+records it leaves in `benchmarks/results/`; the charts are drawn by the scripts.
+Each section names its command, and the date and commit of the run.
+"""
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _table(record: dict[str, Any]) -> list[str]:
+    series = record["series"]
+    head = f"| {record['unit']} | " + " | ".join(series) + " |"
+    rule = "| --- |" + " --- |" * len(series)
+    rows = [
+        f"| {group} | " + " | ".join(_cell(values[i]) for values in series.values()) + " |"
+        for i, group in enumerate(record["groups"])
+    ]
+    return [head, rule, *rows]
+
+
+def _extra(record: dict[str, Any]) -> list[str]:
+    extra = record.get("extra") or {}
+    if not extra:
+        return []
+    lines = ["", "Other figures from the same run:", ""]
+    lines += [f"- `{key}`: {_cell(value)}" for key, value in extra.items()]
+    return lines
+
+
+def section(record: dict[str, Any]) -> list[str]:
+    """The page section of one benchmark record."""
+    name = record["name"]
+    command, about = ABOUT.get(name, (f"python benchmarks/{name}.py", ""))
+    lines = [
+        f"## {record['title']}",
+        "",
+        f"Command: `{command}` · run {record['date']} at commit `{record['commit']}`",
+        "",
+        about,
+        "",
+        *_table(record),
+        *_extra(record),
+    ]
+    if (ROOT / "docs" / "img" / f"bench-{name}.png").exists():
+        lines += ["", f"![{record['title']}](img/bench-{name}.png)"]
+    return [*lines, ""]
+
+
+def main() -> int:
+    order = list(ABOUT)
+    loaded = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(RESULTS.glob("*.json"))]
+    records = [r for r in loaded if {"name", "groups", "series"} <= set(r)]
+    records.sort(key=lambda r: order.index(r["name"]) if r["name"] in order else len(order))
+    lines = [INTRO]
+    for record in records:
+        lines += section(record)
+    PAGE.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)} from {len(records)} records")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
