@@ -177,10 +177,20 @@ def _from_text(
     try:
         parsed = parse_json(text)
     except JSONParseError as exc:
-        return Failed(_parse_failure(name, exc, message))
+        return _worded_as_text(Failed(_parse_failure(name, exc, message)))
     if restore is not None:
         parsed = Parsed(restore(parsed.value), parsed.repairs)
-    return _decode_output(plan, parsed, message)
+    return _worded_as_text(_decode_output(plan, parsed, message))
+
+
+def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
+    error = outcome.error if isinstance(outcome, Failed) else None
+    if not isinstance(error, InvalidOutputError):
+        return outcome
+    reworded = InvalidOutputError(
+        error.tool_name, error.source, ai_message=error.ai_message, via_tool=False
+    )
+    return Failed(reworded, outcome.call_ids if isinstance(outcome, Failed) else ())
 
 
 def _parse_failure(name: str, exc: JSONParseError, message: AIMessage) -> AttemptError:

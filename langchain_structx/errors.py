@@ -195,6 +195,8 @@ class InvalidOutputError(AttemptError, StructuredOutputValidationError):
     Attributes:
         tool_name: The variant (or structured tool) the output was meant for.
         source: The underlying `JSONParseError` or `OutputValidationError`.
+        via_tool: Whether the output came as a tool call (else as text), which
+            only changes the wording.
     """
 
     def __init__(
@@ -205,13 +207,21 @@ class InvalidOutputError(AttemptError, StructuredOutputValidationError):
         ai_message: AIMessage | None = None,
         attempt: int = 1,
         usage: UsageMetadata | None = None,
+        via_tool: bool = True,
     ) -> None:
         self.tool_name = tool_name
         self.source = source
         self.kind = "parse" if isinstance(source, JSONParseError) else "validation"
+        # LangChain's wording for tool calls; a text answer is no tool, and small
+        # models copy whatever the feedback names into their next answer.
+        text = (
+            f"Failed to parse structured output for tool '{tool_name}': {source}."
+            if via_tool
+            else f"The answer does not match {tool_name}: {source}."
+        )
         StructuredOutputFailure.__init__(
             self,
-            f"Failed to parse structured output for tool '{tool_name}': {source}.",
+            text,
             ai_message=ai_message,
             attempt=attempt,
             usage=usage,

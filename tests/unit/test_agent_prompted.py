@@ -150,7 +150,7 @@ def test_union_answer_matching_several_variants_without_envelope_is_retried():
 
     assert len(model.calls) == 2
     assert model.calls[1].messages[-1].content == (
-        "Error: Failed to parse structured output for tool 'A_or_B': 1 problem with A_or_B:\n"
+        "Error: The answer does not match A_or_B: 1 problem with A_or_B:\n"
         """- at $: expected {"kind": 'A', 'B', "data": ...}; the object matches several.\n"""
         " Please fix your mistakes."
     )
@@ -166,7 +166,7 @@ def test_prose_without_json_is_retried_with_feedback():
     retry = model.calls[1]
     assert [m.type for m in retry.messages] == ["system", "human", "ai", "human"]
     assert retry.messages[-1].content == (
-        "Error: Failed to parse structured output for tool 'Contact': "
+        "Error: The answer does not match Contact: "
         "no JSON object or array found in the text.\n Please fix your mistakes."
     )
     assert retry.messages[0].content == CONTACT_PROMPT

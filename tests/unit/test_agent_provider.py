@@ -144,7 +144,7 @@ def test_union_with_unknown_kind_is_retried_with_feedback():
     feedback = model.calls[1].messages[-1]
     assert feedback.type == "human"
     assert feedback.content == (
-        "Error: Failed to parse structured output for tool 'Contact_or_Event': "
+        "Error: The answer does not match Contact_or_Event: "
         "1 problem with Contact_or_Event:\n"
         "- at $.kind: must be one of 'Contact', 'Event', got 'Meeting'.\n"
         " Please fix your mistakes."
@@ -213,7 +213,7 @@ def test_coerce_false_turns_near_misses_into_a_retry():
     assert len(model.calls) == 2
     assert result["structured_response"] == GOOD_ORDER
     assert result["structured_output_report"]["errors"] == [
-        "validation: Failed to parse structured output for tool 'Order': "
+        "validation: The answer does not match Order: "
         "1 problem with Order:\n- at $.qty: '5' is not of type 'integer'."
     ]
 
@@ -232,7 +232,7 @@ def test_validation_failure_is_retried_with_exact_feedback():
     assert [m.type for m in retry.messages] == ["human", "ai", "human"]
     assert retry.messages[1].content == '{"name": "Ada"}'
     assert retry.messages[2].content == (
-        "Error: Failed to parse structured output for tool 'Contact': "
+        "Error: The answer does not match Contact: "
         "1 problem with Contact:\n- at $.age: required field is missing.\n"
         " Please fix your mistakes."
     )
@@ -241,7 +241,7 @@ def test_validation_failure_is_retried_with_exact_feedback():
     report = result["structured_output_report"]
     assert report["attempts"] == 2
     assert report["errors"] == [
-        "validation: Failed to parse structured output for tool 'Contact': "
+        "validation: The answer does not match Contact: "
         "1 problem with Contact:\n- at $.age: required field is missing."
     ]
 
@@ -253,7 +253,7 @@ def test_unparseable_text_is_retried_with_a_parse_error():
 
     assert len(model.calls) == 2
     assert model.calls[1].messages[-1].content == (
-        "Error: Failed to parse structured output for tool 'Contact': "
+        "Error: The answer does not match Contact: "
         "no JSON object or array found in the text.\n Please fix your mistakes."
     )
     assert result["structured_output_report"]["errors"][0].startswith("parse: ")
