@@ -126,7 +126,34 @@ def _interpret_tool(plan: Plan, message: AIMessage) -> Interpretation:
         return Interpretation(_from_broken_call(plan, broken[0], message, ids), ordinary)
     if ordinary:
         return Interpretation(None, ordinary_calls=True)
-    return Interpretation(Failed(_missing(plan, message)))
+    written = _call_in_text(plan, message)
+    return Interpretation(written if written is not None else Failed(_missing(plan, message)))
+
+
+_ARGUMENT_KEYS = ("arguments", "parameters", "args")
+
+
+def _call_in_text(plan: Plan, message: AIMessage) -> Found | Failed | None:
+    """A structured call the model wrote as text, as chat templates often make it do."""
+    if not message.text.strip():
+        return None
+    try:
+        parsed = parse_json(message.text)
+    except JSONParseError:
+        return None
+    call = parsed.value
+    if not isinstance(call, dict) or call.get("name") not in plan.tool_names:
+        return None
+    args = next((call[k] for k in _ARGUMENT_KEYS if k in call), None)
+    if isinstance(args, str):
+        try:
+            args = parse_json(args).value
+        except JSONParseError:
+            return None
+    if not isinstance(args, dict):
+        return None
+    note = Repair("tool_call_in_text", f"read the {call['name']} call the model wrote as text")
+    return _decode_args(plan, call["name"], args, message, (*parsed.repairs, note))
 
 
 def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Found | Failed:

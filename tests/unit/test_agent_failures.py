@@ -398,3 +398,34 @@ def test_coercible_tool_arguments_are_coerced_without_a_model_call():
             'enum_case: matched "High" to the enum member "high"',
         ]
     )
+
+
+def test_a_structured_call_written_as_text_is_read_without_a_retry():
+    # What llama.cpp's server returns when a chat template writes the call as text.
+    text = '{"name": "Contact", "arguments": {"name": "Ada", "age": 36}}'
+    model = ScriptedChatModel(responses=[text])
+
+    state = create_agent(model, response_format=ToolStrategy(Contact)).invoke(ASK)
+
+    assert state["structured_response"] == Contact(name="Ada", age=36)
+    assert len(model.calls) == 1
+    repairs = state["structured_output_report"]["repairs"]
+    assert repairs == ["tool_call_in_text: read the Contact call the model wrote as text"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "Unknown", "arguments": {"name": "Ada", "age": 36}}',
+        '{"name": "Contact", "arguments": "not json at all {"}',
+        '{"name": "Contact"}',
+        "just prose",
+    ],
+)
+def test_text_that_is_not_one_of_our_calls_still_gets_the_nudge(text):
+    model = ScriptedChatModel(responses=[text, GOOD])
+
+    state = create_agent(model, response_format=ToolStrategy(Contact)).invoke(ASK)
+
+    assert len(model.calls) == 2
+    assert state["structured_output_report"]["errors"][0].startswith("no_output: ")
