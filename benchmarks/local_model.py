@@ -20,7 +20,7 @@ schema-valid rate (checked independently of the agent), exact-field accuracy,
 model calls, prompt and completion tokens per valid result, and p50 latency; then
 ratios against the best stock configuration, the cost of our prompted schema
 rendering against pasting the JSON schema (counted with the model's tokenizer),
-and the goals as PASS/MISS. Results also go to `benchmarks/results/local_model.json`.
+and the goals as PASS/MISS. Results also go to `benchmarks/results/local_model_detail.json`.
 
 Run: python benchmarks/local_model.py [--tasks N] [--no-server]
 """
@@ -70,9 +70,10 @@ from langchain_structx.local._weights import DEFAULT_WEIGHTS
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
+from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
 from local_tasks import SYSTEM_PROMPT, TASKS, Task, as_data, normalise  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "local_model.json"
+RESULTS = ROOT / "benchmarks" / "results" / "local_model_detail.json"
 RECURSION_LIMIT = 6
 PROMPT_GOAL = 0.5
 
@@ -509,6 +510,24 @@ def main() -> int:
     args.output.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
     print(f"Wrote {shown}")
+    names = [row["name"] if row["side"] == "ours" else f"stock {row['name']}" for row in rows]
+    save_figures(
+        "local_model",
+        title=f"{len(tasks)} extraction tasks on the embedded model",
+        unit="%",
+        groups=names,
+        series={
+            "schema-valid": [100 * row["valid_rate"] for row in rows],
+            "exact fields": [100 * (row["field_accuracy"] or 0) for row in rows],
+        },
+        extra={
+            "p50_latency_s": {n: r["p50_latency_s"] for n, r in zip(names, rows, strict=True)},
+            "prompt_tokens_per_result": {
+                n: r["prompt_tokens_per_result"] for n, r in zip(names, rows, strict=True)
+            },
+            "goals": reached,
+        },
+    )
     return 0
 
 
