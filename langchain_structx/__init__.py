@@ -6,7 +6,7 @@ Examples:
     'ToolStrategy'
 """
 
-from langchain_structx._capabilities import FALLBACKS
+from langchain_structx._capabilities import FALLBACKS, FallbackMemory
 from langchain_structx._version import __version__
 from langchain_structx.errors import (
     AttemptError,
@@ -59,6 +59,7 @@ __all__ = (
     "AutoStrategy",
     "DialectError",
     "ErrorContext",
+    "FallbackMemory",
     "FallbackRecord",
     "HandleErrors",
     "InvalidOutputError",

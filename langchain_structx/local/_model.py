@@ -24,21 +24,11 @@ from pydantic import Field
 
 from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_output, schema_to_gbnf
 from langchain_structx.local._messages import (
-    ANSWER_FROM_RESULTS,
-    detect_calls,
-    forced_message,
     message_for,
     to_llama_messages,
     with_tools,
 )
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
-
-# The integration tests reach these helpers through this module under their names
-# from before they moved to `_messages`; keep those names until the tests move.
-_ANSWER_FROM_RESULTS = ANSWER_FROM_RESULTS
-_detect_calls = detect_calls
-_forced_message = forced_message
-_to_llama_messages = to_llama_messages
 
 
 @dataclass

@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
-from langchain_structx.local import LocalChatModel, WeightsError, _model, load_default_model
+from langchain_structx.local import LocalChatModel, WeightsError, _messages, load_default_model
 from langchain_structx.local._weights import DEFAULT_WEIGHTS
 
 if TYPE_CHECKING:
@@ -196,12 +196,12 @@ def test_history_renders_tool_calls_and_merged_results() -> None:
         ToolMessage("18C", tool_call_id="c1"),
         ToolMessage("sunny", tool_call_id="c2"),
     ]
-    rendered = _model._to_llama_messages(history)
+    rendered = _messages.to_llama_messages(history)
     assert [m["role"] for m in rendered] == ["user", "assistant", "user"]
     assert rendered[0]["content"] == "Weather in Paris?"
     assert rendered[1]["content"].count("<tool_call>") == 2
     assert rendered[2]["content"].count("<tool_response>") == 2
-    assert rendered[2]["content"].endswith(_model._ANSWER_FROM_RESULTS)
+    assert rendered[2]["content"].endswith(_messages.ANSWER_FROM_RESULTS)
 
 
 def test_auto_mode_detects_written_calls() -> None:
@@ -210,14 +210,14 @@ def test_auto_mode_detects_written_calls() -> None:
     block = f'<tool_call>\n{{"name": "get_weather", "arguments": {arguments}}}\n</tool_call>'
     fenced = '```json\n{"name": "get_weather", "parameters": {"city": "Oslo"}}\n```'
     for text in (block, fenced):
-        [call] = _model._detect_calls(text, tools)
+        [call] = _messages.detect_calls(text, tools)
         assert call["args"] == {"city": "Oslo"}
-    assert _model._detect_calls('{"name": "unknown", "arguments": {}}', tools) == []
-    assert _model._detect_calls("It is sunny.", tools) == []
+    assert _messages.detect_calls('{"name": "unknown", "arguments": {}}', tools) == []
+    assert _messages.detect_calls("It is sunny.", tools) == []
 
 
 def test_truncated_forced_call_becomes_invalid_tool_call() -> None:
-    message = _model._forced_message('{"name": "get_weather", "argu', "length")
+    message = _messages.forced_message('{"name": "get_weather", "argu', "length")
     assert not message.tool_calls
     assert message.invalid_tool_calls[0]["error"] == "output truncated at max_tokens"
     result = ChatResult(generations=[ChatGeneration(message=message)])
