@@ -1,4 +1,4 @@
-"""Suite-wide settings.
+"""Suite-wide settings and fixtures.
 
 `make test` sets STRUCTX_NO_SKIP=1: it installs every extra the integration tests
 need, so there a skipped integration test means something is missing from the
@@ -11,6 +11,16 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
+from langchain_structx import FALLBACKS
+
+
+@pytest.fixture(autouse=True)
+def _isolate_fallbacks() -> Iterator[None]:
+    """Each test starts and ends with no remembered strategy rejections."""
+    FALLBACKS.forget()
+    yield
+    FALLBACKS.forget()
 
 
 @pytest.hookimpl(hookwrapper=True)
