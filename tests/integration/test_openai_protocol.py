@@ -19,15 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from local_tasks import SYSTEM_PROMPT, TASKS, Task, as_data
-from pydantic import SecretStr
 
 from langchain_structx import FALLBACKS, AutoStrategy, ProviderStrategy, create_agent
 from langchain_structx._capabilities import model_identity
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from conftest import LlamaServer
     from langchain_openai import ChatOpenAI
 
 pytestmark = pytest.mark.integration
@@ -51,30 +47,14 @@ class CallCounter(BaseCallbackHandler):
 
 
 @pytest.fixture(scope="module")
-def openai_model(llama_server: LlamaServer) -> ChatOpenAI:
-    """`ChatOpenAI` on the loopback server, with the profile a user would give it."""
-    pytest.importorskip("langchain_openai")
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(
-        base_url=llama_server.base_url,
-        api_key=SecretStr("not-needed"),
-        model=llama_server.model_id,
-        temperature=0,
-        max_retries=0,
-        timeout=120,
-        # langchain-openai sends max_tokens as max_completion_tokens, which the
-        # llama.cpp server ignores; the plain field bounds each generation.
-        extra_body={"max_tokens": _MAX_TOKENS},
-        profile={"structured_output": True, "tool_calling": False},
+def openai_model(server_chat_model: ChatOpenAI) -> ChatOpenAI:
+    """The loopback `ChatOpenAI`, with longer answers and the profile a user would give it."""
+    return server_chat_model.model_copy(
+        update={
+            "extra_body": {"max_tokens": _MAX_TOKENS},
+            "profile": {"structured_output": True, "tool_calling": False},
+        }
     )
-
-
-@pytest.fixture(autouse=True)
-def fresh_fallback_memory() -> Iterator[None]:
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
 
 
 def _run(agent: Any, task: Task) -> tuple[dict[str, Any], CallCounter]:
