@@ -39,6 +39,7 @@ from langgraph.types import Command
 
 from langchain_structx import _engine, streaming
 from langchain_structx._plan import CallSpec, Plan, build_plan
+from langchain_structx.nodes import reset_structured_output
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
 from langchain_structx.strategies import (
     AutoStrategy,
@@ -96,7 +97,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         Model calls overwrite these keys too; this step also covers a turn that
         fails before any answer, which leaves no writes of its own.
         """
-        return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None, PROGRESS_KEY: None}
+        return {**reset_structured_output(state), PROGRESS_KEY: None}
 
     async def abefore_agent(
         self, state: StructuredAgentState, runtime: Runtime[Any]
@@ -287,13 +288,7 @@ def _respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedMo
         update[RESPONSE_KEY] = None
     else:
         update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
-        if sink.active:
-            report = result.report
-            sink(
-                streaming.final_event(
-                    report["variant"], result.value, report["strategy"], report["attempts"]
-                )
-            )
+        sink.finish(result.value, result.report)
     return ExtendedModelResponse(
         model_response=ModelResponse(result=result.messages, structured_response=result.value),
         command=Command(update=update),

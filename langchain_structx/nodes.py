@@ -147,12 +147,7 @@ class StructuredOutputNode:
                 ai_message=_last_ai(result.messages),
             )
             raise StructuredOutputRetryError([error], ai_message=error.ai_message, usage=None)
-        if sink.active:
-            report = result.report
-            event = streaming.final_event(
-                report["variant"], result.value, report["strategy"], report["attempts"]
-            )
-            sink(event)
+        sink.finish(result.value, result.report)
         update: dict[str, Any] = {
             RESPONSE_KEY: result.value,
             KIND_KEY: result.variant,

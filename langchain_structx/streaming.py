@@ -40,6 +40,7 @@ from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
 
 EVENT_NAME: Final = "structured_output"
@@ -313,6 +314,11 @@ class EventSink:
         self._pending.append(
             loop.create_task(adispatch_custom_event(EVENT_NAME, event, config=self._config))
         )
+
+    def finish(self, value: Any, report: StructuredReport) -> None:
+        """Send the final event for a validated answer, if anyone listens."""
+        if self.active:
+            self(final_event(report["variant"], value, report["strategy"], report["attempts"]))
 
     async def flush(self) -> None:
         """Wait until every dispatched event has been delivered."""
