@@ -29,6 +29,7 @@ from langchain_structx.errors import (
     UserError,
     ValidationIssue,
 )
+from langchain_structx.limits import Limits
 from langchain_structx.middleware import (
     StructuredAgentState,
     StructuredOutputMiddleware,
@@ -64,6 +65,7 @@ __all__ = (
     "HandleErrors",
     "InvalidOutputError",
     "KindRouter",
+    "Limits",
     "JSONParseError",
     "MalformedJSONError",
     "MissingOutputError",

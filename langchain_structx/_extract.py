@@ -138,7 +138,7 @@ def _call_in_text(plan: Plan, message: AIMessage) -> Found | Failed | None:
     if not message.text.strip():
         return None
     try:
-        parsed = parse_json(message.text)
+        parsed = parse_json(message.text, limits=plan.limits)
     except JSONParseError:
         return None
     call = parsed.value
@@ -147,7 +147,7 @@ def _call_in_text(plan: Plan, message: AIMessage) -> Found | Failed | None:
     args = next((call[k] for k in _ARGUMENT_KEYS if k in call), None)
     if isinstance(args, str):
         try:
-            args = parse_json(args).value
+            args = parse_json(args, limits=plan.limits).value
         except JSONParseError:
             return None
     if not isinstance(args, dict):
@@ -167,7 +167,7 @@ def _from_broken_call(
 ) -> Found | Failed:
     name = call.get("name") or ""
     try:
-        parsed = parse_json(call.get("args") or "")
+        parsed = parse_json(call.get("args") or "", limits=plan.limits)
     except JSONParseError as exc:
         return Failed(_parse_failure(name, exc, message), ids)
     outcome = _decode_args(plan, name, parsed.value, message, parsed.repairs)
@@ -202,7 +202,7 @@ def _from_text(
             )
         )
     try:
-        parsed = parse_json(text)
+        parsed = parse_json(text, limits=plan.limits)
     except JSONParseError as exc:
         return _worded_as_text(Failed(_parse_failure(name, exc, message)))
     if restore is not None:
@@ -289,7 +289,7 @@ def _validate(
     plan: Plan, variant: Variant, data: Any, message: AIMessage, repairs: tuple[Repair, ...]
 ) -> Found | Failed:
     try:
-        return Found(variant.validate(data), variant.name, repairs)
+        return Found(variant.validate(data, plan.limits), variant.name, repairs)
     except OutputValidationError as exc:
         first_error = exc
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
@@ -297,7 +297,7 @@ def _validate(
     if coerced is None or not coerced.repairs:
         return Failed(InvalidOutputError(variant.name, first_error, ai_message=message))
     try:
-        value = variant.validate(coerced.value)
+        value = variant.validate(coerced.value, plan.limits)
     except OutputValidationError as exc:
         return Failed(InvalidOutputError(variant.name, exc, ai_message=message))
     return Found(value, variant.name, (*repairs, *coerced.repairs))

@@ -26,6 +26,7 @@ from langchain_structx._partial import MAX_DEPTH, PartialJSONParser, parse_parti
 from langchain_structx._repair import Fail, NonFinite, Rewriter, reject_constant
 from langchain_structx._results import DETAILS, Parsed, Repair
 from langchain_structx.errors import MalformedJSONError, TruncatedJSONError
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 __all__ = (
     "MAX_DEPTH",
@@ -50,11 +51,12 @@ _FENCE_TAG = re.compile(r"[\w+.#-]*")
 _FAST_DECODER: Final = json.JSONDecoder(parse_constant=reject_constant)
 
 
-def parse_json(text: str) -> Parsed:
+def parse_json(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
     """Read model text as a JSON value, repairing common mistakes.
 
     Args:
         text: The model's reply: JSON, possibly fenced, wrapped in prose or sloppy.
+        limits: Bounds on the reply's size and nesting.
 
     Returns:
         The value and the repairs applied (none when `text` was valid JSON).

@@ -16,6 +16,7 @@ from langchain_structx import _prompt
 from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import UserError
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.strategies import (
     AutoStrategy,
     HandleErrors,
@@ -66,6 +67,7 @@ class Plan:
         strict: Provider strict mode, or None.
         json_mode: Whether the prompted strategy also asks for JSON mode.
         tool_message_content: Fixed text for the success tool message, or None.
+        limits: Bounds on the size, depth and checking time of each reply.
     """
 
     schemas: SchemaSet
@@ -77,6 +79,7 @@ class Plan:
     strict: bool | None = None
     json_mode: bool = False
     tool_message_content: str | None = None
+    limits: Limits = DEFAULT_LIMITS
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
     _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
 
@@ -258,6 +261,7 @@ def build_plan(response_format: Any) -> Plan:
         "handle_errors": strategy.handle_errors,
         "max_retries": strategy.max_retries,
         "coerce": strategy.coerce,
+        "limits": strategy.limits,
     }
     if isinstance(strategy, AutoStrategy):
         return Plan(

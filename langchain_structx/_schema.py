@@ -26,6 +26,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 SchemaKind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
 """Where a variant's schema came from; it decides what a valid output looks like."""
@@ -50,13 +51,14 @@ class Variant:
     kind: SchemaKind
     json_schema: dict[str, Any]
     source: Any
-    _check: Callable[[Any], Any] = field(repr=False, compare=False)
+    _check: Callable[[Any, Limits], Any] = field(repr=False, compare=False)
 
-    def validate(self, data: Any) -> Any:
+    def validate(self, data: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
         """Validate parsed data against the original schema.
 
         Args:
             data: A JSON-like value.
+            limits: Bounds on the value's depth and size and on the checking time.
 
         Returns:
             A model instance for Pydantic models and dataclasses, a dict otherwise.
@@ -64,7 +66,7 @@ class Variant:
         Raises:
             OutputValidationError: Listing every problem with its JSON path.
         """
-        return self._check(data)
+        return self._check(data, limits)
 
 
 @dataclass(frozen=True)
@@ -232,8 +234,8 @@ def _typed_description(schema: Any, kind: SchemaKind, json_schema: dict[str, Any
     return str(described).strip() if described else (schema.__doc__ or "").strip()
 
 
-def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any], Any]:
-    def check(data: Any) -> Any:
+def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Limits], Any]:
+    def check(data: Any, limits: Limits) -> Any:
         try:
             return adapter.validate_python(data)
         except PydanticValidationError as exc:
@@ -274,8 +276,8 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
     )
 
 
-def _dict_checker(validator: JSONSchemaValidator, name: str) -> Callable[[Any], Any]:
-    def check(data: Any) -> Any:
+def _dict_checker(validator: JSONSchemaValidator, name: str) -> Callable[[Any, Limits], Any]:
+    def check(data: Any, limits: Limits) -> Any:
         issues = validator.issues(data)
         if issues:
             raise OutputValidationError(name, issues)

@@ -13,7 +13,8 @@ catches LangChain's errors keeps working::
     ├── DialectError                    a schema a provider dialect cannot express faithfully
     ├── JSONParseError (ValueError)     model text that is not JSON, even after repair
     │   ├── MalformedJSONError          broken syntax
-    │   └── TruncatedJSONError          an unclosed string, object or array
+    │   ├── TruncatedJSONError          an unclosed string, object or array
+    │   └── ReplyTooLargeError          longer than Limits.max_reply_chars; not read
     ├── OutputValidationError (ValueError)
     │                                   a parsed value that breaks the schema
     └── StructuredOutputFailure (+ langchain StructuredOutputError)
@@ -107,6 +108,22 @@ class MalformedJSONError(JSONParseError):
 
 class TruncatedJSONError(JSONParseError):
     """The text ends inside a string, object or array: the output was cut off."""
+
+
+class ReplyTooLargeError(MalformedJSONError):
+    """The text is longer than `Limits.max_reply_chars`, so it was not read at all.
+
+    Attributes:
+        size: Length of the text in characters.
+        limit: The bound it broke.
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"the reply has {size} characters, more than the limit of {limit}", position=0
+        )
+        self.size = size
+        self.limit = limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +377,7 @@ __all__ = (
     "MultipleOutputsError",
     "OutputValidationError",
     "ProviderRejectedError",
+    "ReplyTooLargeError",
     "RouteError",
     "SchemaError",
     "StructuredOutputFailure",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 from typing_extensions import TypeVar
 
 from langchain_structx.errors import AttemptError, FailureKind, UserError
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage
@@ -101,11 +102,15 @@ class _Options:
     """Retries allowed after the first attempt; a run never loops beyond this."""
     coerce: bool = True
     """Whether near-misses such as `"5"` for an integer are coerced before validation."""
+    limits: Limits = DEFAULT_LIMITS
+    """Bounds on the size, depth and checking time of each reply; see `Limits`."""
 
     def __post_init__(self) -> None:
         retries = self.max_retries
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise UserError(f"max_retries must be a whole number >= 0, got {retries!r}")
+        if not isinstance(self.limits, Limits):
+            raise UserError(f"limits must be a Limits value, got {self.limits!r}")
 
 
 @dataclass(frozen=True, slots=True)
