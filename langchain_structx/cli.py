@@ -15,17 +15,27 @@ Exit codes:
     2: usage error (bad option, unreadable schema or input).
     3: the model could not be loaded (missing extra, weights or credentials).
     4: batch mode finished, but some inputs failed (each has an error line).
+
+Output safety: `--output` may not name the `--batch` file (through any path or
+link); the results go to a temporary file in the same folder, which replaces the
+output file only once every line is written and synced, so a crash or Ctrl-C
+leaves the old file as it was and never a half-written record. Only strict JSON
+is printed: a value holding NaN or an infinity is an extraction failure (code 1,
+or an error line in a batch), never the non-standard `Infinity`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import importlib
 import json
+import os
+import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,6 +64,37 @@ class CliError(StructxError):
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.code = code
+
+
+class NonFiniteValueError(CliError):
+    """The extracted value holds NaN or an infinity, which JSON cannot represent."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the value holds NaN or Infinity, not valid JSON",
+            EXIT_FAILED,
+        )
+
+
+def to_json(value: Any, *, indent: int | None = None) -> str:
+    """Strict JSON text for `value`.
+
+    Raises:
+        NonFiniteValueError: When `value` holds NaN or an infinity, which
+            `json.dumps` would otherwise print as the non-standard `NaN`/`Infinity`.
+
+    Examples:
+        >>> to_json({"x": 1.5})
+        '{"x": 1.5}'
+        >>> to_json({"x": float("inf")})
+        Traceback (most recent call last):
+        ...
+        langchain_structx.cli.NonFiniteValueError: the value holds NaN or Infinity, not valid JSON
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    except ValueError:
+        raise NonFiniteValueError() from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -183,7 +224,9 @@ class Extractor:
         state: dict[str, Any] = {}
         for mode, chunk in self.agent.stream(inputs, stream_mode=["custom", "values"]):
             if mode == "custom" and chunk.get("phase") == "partial":
-                print(json.dumps(chunk["value"], ensure_ascii=False), file=stream, flush=True)
+                # A partial that JSON cannot represent is not shown; the final value decides.
+                with contextlib.suppress(NonFiniteValueError):
+                    print(to_json(chunk["value"]), file=stream, flush=True)
             elif mode == "values":
                 state = chunk
         return _result(state, union=self.union, report=self.report)
@@ -238,7 +281,9 @@ async def _run_batch(extractor: Extractor, args: argparse.Namespace, out: IO[str
     async def one(item_id: Any, text: str) -> dict[str, Any]:
         async with gate:
             try:
-                return {"id": item_id, "output": await extractor.arun(text)}
+                output = await extractor.arun(text)
+                to_json(output)  # an unprintable value is this input's failure
+                return {"id": item_id, "output": output}
             except Exception as exc:  # noqa: BLE001 - every failure becomes a line, never a crash
                 return {"id": item_id, "error": _error_record(exc)}
 
@@ -248,7 +293,7 @@ async def _run_batch(extractor: Extractor, args: argparse.Namespace, out: IO[str
         record = await task
         done += 1
         failures += "error" in record
-        print(json.dumps(record, ensure_ascii=False), file=out, flush=True)
+        print(to_json(record), file=out, flush=True)
         _progress(done, len(items), failures)
     return EXIT_PARTIAL if failures else EXIT_OK
 
@@ -262,18 +307,59 @@ def _progress(done: int, total: int, failures: int) -> None:
     sys.stderr.flush()
 
 
-def _extract(args: argparse.Namespace) -> int:
+def _same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file, through any spelling, symlink or hard link."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): compare where they lead
+        return Path(first).resolve() == Path(second).resolve()
+
+
+@contextlib.contextmanager
+def replace_when_done(path: str) -> Iterator[IO[str]]:
+    """A file to write `path`'s new content to; it replaces `path` only when complete.
+
+    The content goes to a temporary file in the same folder (so the final rename
+    is atomic), is synced to disk, then moved over `path`. On any exception,
+    Ctrl-C included, the temporary file is removed and `path` is left untouched.
+
+    Raises:
+        CliError: When the folder cannot be written to.
+    """
+    target = Path(path).resolve()  # a symlinked output is written where it leads
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        out = open(temporary, "x", encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write output file {path}: {exc}") from None
+    try:
+        with out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _check_args(args: argparse.Namespace) -> None:
     if args.concurrency < 1 or args.max_retries < 0:
         raise CliError("--concurrency must be >= 1 and --max-retries >= 0")
+    if args.batch and args.output and _same_file(args.batch, args.output):
+        raise CliError(f"--output {args.output} is the --batch file; choose another output file")
+
+
+def _extract(args: argparse.Namespace) -> int:
+    _check_args(args)
     extractor = Extractor(args)
     if args.batch:
         if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
+            with replace_when_done(args.output) as out:
                 return asyncio.run(_run_batch(extractor, args, out))
         return asyncio.run(_run_batch(extractor, args, sys.stdout))
     text = _read_text(args)
     result = extractor.run(text, stream=sys.stderr if args.stream else None)
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(to_json(result, indent=2))
     return EXIT_OK
 
 

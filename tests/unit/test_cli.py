@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 from langchain_structx import cli
 from langchain_structx.testing import ScriptedChatModel
@@ -22,6 +23,16 @@ CONTACT = {
 class Person(BaseModel):
     name: str
     age: int
+
+
+class Gauge(BaseModel):
+    value: float
+
+
+class Reading(BaseModel):
+    """A model whose own validator can overflow a float to infinity."""
+
+    value: Annotated[float, AfterValidator(lambda v: v * 1e300)]
 
 
 @pytest.fixture
@@ -195,6 +206,156 @@ def test_to_jsonable_handles_dataclasses() -> None:
         x: int
 
     assert cli.to_jsonable(Point(3)) == {"x": 3}
+
+
+def _strict_json(text: str) -> Any:
+    """Parse `text` as strict JSON: NaN and Infinity are errors, as in RFC 8259."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _batch_args(schema_file: Path, batch: Path, output: str) -> list[str]:
+    return ["extract", "--schema", str(schema_file), "--batch", str(batch), "--output", output]
+
+
+def _same_file_spellings(batch: Path) -> dict[str, str]:
+    """Other names for `batch`: the path itself, a detour, a symlink and a hard link."""
+    (batch.parent / "sub").mkdir()
+    symlink = batch.parent / "link.jsonl"
+    symlink.symlink_to(batch)
+    hardlink = batch.parent / "hard.jsonl"
+    os.link(batch, hardlink)
+    return {
+        "same": str(batch),
+        "detour": str(batch.parent / "sub" / ".." / "." / batch.name),
+        "symlink": str(symlink),
+        "hardlink": str(hardlink),
+    }
+
+
+@pytest.mark.parametrize("spelling", ["same", "detour", "symlink", "hardlink"])
+def test_output_that_is_the_batch_file_is_refused_and_the_batch_kept(
+    spelling: str,
+    schema_file: Path,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"ann"\n"bo"\n')
+    output = _same_file_spellings(batch)[spelling]
+    code = cli.main(_batch_args(schema_file, batch, output))
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_USAGE
+    assert batch.read_text() == '"ann"\n"bo"\n'
+    assert err.startswith("structx: ") and "--batch" in err
+    assert len(err.strip().splitlines()) == 1
+    assert scripted.calls == []
+
+
+def test_batch_output_replaces_the_old_file_only_when_complete(
+    schema_file: Path,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scripted.reset(['{"name": "a", "email": "a@example.org"}'] * 3)
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"a"\n"b"\n"c"\n')
+    output = tmp_path / "out.jsonl"
+    output.write_text("old results\n")
+
+    def crash_after_first_line(done: int, total: int, failures: int) -> None:
+        raise RuntimeError("simulated crash after the first line was written")
+
+    monkeypatch.setattr(cli, "_progress", crash_after_first_line)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        cli.main(_batch_args(schema_file, batch, str(output)))
+    assert output.read_text() == "old results\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contact.json", "in.jsonl", "out.jsonl"]
+
+
+def test_completed_batch_output_is_whole_and_leaves_no_temporary_file(
+    schema_file: Path, scripted: ScriptedChatModel, tmp_path: Path
+) -> None:
+    scripted.reset(['{"name": "a", "email": "a@example.org"}'] * 3)
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"a"\n"b"\n"c"\n')
+    output = tmp_path / "out.jsonl"
+    output.write_text("old results\n")
+    assert cli.main(_batch_args(schema_file, batch, str(output))) == cli.EXIT_OK
+    lines = [_strict_json(line) for line in output.read_text().splitlines()]
+    assert [line["id"] for line in lines] == [1, 2, 3]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contact.json", "in.jsonl", "out.jsonl"]
+
+
+def test_batch_output_through_a_symlink_is_written_where_it_leads(
+    schema_file: Path, scripted: ScriptedChatModel, tmp_path: Path
+) -> None:
+    scripted.reset(['{"name": "a", "email": "a@example.org"}'])
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"a"\n')
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert cli.main(_batch_args(schema_file, batch, str(link))) == cli.EXIT_OK
+    assert link.is_symlink()
+    assert _strict_json(real.read_text())["id"] == 1
+
+
+def test_unwritable_output_folder_is_a_usage_error_before_any_model_call(
+    schema_file: Path,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"a"\n')
+    output = tmp_path / "missing-folder" / "out.jsonl"
+    assert cli.main(_batch_args(schema_file, batch, str(output))) == cli.EXIT_USAGE
+    assert "cannot write output file" in capsys.readouterr().err
+    assert scripted.calls == []
+
+
+def test_infinite_value_is_a_failure_not_printed_as_infinity(
+    scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.reset(['{"value": 1e10}'])
+    code = cli.main(["extract", "--schema", f"{__name__}:Reading", "a reading"])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_FAILED
+    assert captured.out == ""
+    assert "NaN or Infinity" in captured.err
+
+
+@pytest.mark.parametrize("reply", ['{"value": 1e400}', '{"value": NaN}', '{"value": -Infinity}'])
+def test_non_finite_reply_never_reaches_stdout(
+    reply: str, scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.reset([reply])
+    code = cli.main(["extract", "--schema", f"{__name__}:Gauge", "--max-retries", "0", "x"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_FAILED
+    assert out == ""
+
+
+def test_non_finite_value_in_a_batch_is_an_error_line(
+    scripted: ScriptedChatModel, tmp_path: Path
+) -> None:
+    scripted.reset(['{"value": 1e10}', '{"value": 2.5e-300}'])
+    batch = tmp_path / "in.jsonl"
+    batch.write_text('"big"\n"small"\n')
+    output = tmp_path / "out.jsonl"
+    argv = ["extract", "--schema", f"{__name__}:Reading", "--batch", str(batch)]
+    code = cli.main([*argv, "--output", str(output)])
+    lines = [_strict_json(line) for line in output.read_text().splitlines()]
+    assert code == cli.EXIT_PARTIAL
+    assert lines[0]["error"]["type"] == "NonFiniteValueError"
+    assert lines[1]["output"] == {"value": pytest.approx(2.5)}
 
 
 class _Stdin:
