@@ -7,8 +7,11 @@ setup, and it fails instead of passing quietly.
 
 from __future__ import annotations
 
+import ipaddress
 import os
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 import pytest
 
@@ -32,3 +35,141 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if not hasattr(report, "wasxfail"):
             report.outcome = "failed"
             report.longrepr = f"integration test skipped under STRUCTX_NO_SKIP=1: {report.longrepr}"
+
+# --- Network guard -----------------------------------------------------------------
+# No test may reach beyond this machine. The guard is installed for the whole pytest
+# process (collection, doctests and session fixtures included) and wraps the few
+# functions every network client ends in: socket connect/connect_ex/sendto,
+# create_connection and getaddrinfo. A non-loopback address raises
+# NetworkAccessBlocked and is recorded; the autouse `network_guard` fixture fails
+# the test at teardown if anything was recorded, so code that swallows the error
+# (a retry loop, `except Exception`) cannot hide the attempt. Loopback and unix
+# sockets stay open: the integration tests talk to servers they start on 127.0.0.1.
+# The guard only watches this process; those servers run in subprocesses.
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+class NetworkAccessBlocked(RuntimeError):
+    """A test tried to reach an address that is not on this machine."""
+
+
+def _is_loopback_host(host: object) -> bool:
+    """Whether `host` (a name or an IP literal) is this machine, decided without DNS."""
+    if host is None:  # getaddrinfo(None, port) means the local host
+        return True
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    name = host.strip("[]").split("%", 1)[0].rstrip(".").lower()  # IPv6 zone, root dot
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # any other hostname is refused before anyone looks it up
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+class NetworkGuard:
+    """Refuses, and remembers, every attempt to reach a non-loopback address."""
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+
+    def check_host(self, host: object, port: object = None) -> None:
+        """Refuse `host` unless it is loopback (a name is never resolved)."""
+        if not _is_loopback_host(host):
+            self._refuse(f"{host!r} port {port!r}")
+
+    def check_address(self, family: int, address: object) -> None:
+        """Refuse a socket address unless it is loopback or a unix socket path."""
+        if family == getattr(socket, "AF_UNIX", None):
+            return
+        if isinstance(address, tuple) and len(address) >= 2:
+            self.check_host(address[0], address[1])
+        else:
+            self._refuse(repr(address))
+
+    def take(self) -> list[str]:
+        """The attempts recorded so far, forgetting them."""
+        attempts, self.attempts = self.attempts, []
+        return attempts
+
+    def verify(self) -> None:
+        """Fail the running test if it made any attempt, even a swallowed one."""
+        attempts = self.take()
+        if attempts:
+            pytest.fail(f"test tried to reach the network: {'; '.join(attempts)}", pytrace=False)
+
+    def install(self, patch: pytest.MonkeyPatch) -> None:
+        """Wrap the socket functions with `patch` (undone with `patch.undo()`)."""
+        for name in ("connect", "connect_ex"):
+            patch.setattr(socket.socket, name, self._wrap_method(getattr(socket.socket, name)))
+        patch.setattr(socket.socket, "sendto", self._wrap_sendto(socket.socket.sendto))
+        patch.setattr(socket, "create_connection", self._wrap_host(socket.create_connection))
+        patch.setattr(socket, "getaddrinfo", self._wrap_getaddrinfo(socket.getaddrinfo))
+
+    def _refuse(self, what: str) -> NoReturn:
+        self.attempts.append(what)
+        raise NetworkAccessBlocked(f"tests may not reach the network: {what} is not loopback")
+
+    def _wrap_method(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(sock: socket.socket, address: Any, *args: Any) -> Any:
+            self.check_address(sock.family, address)
+            return real(sock, address, *args)
+
+        return guarded
+
+    def _wrap_sendto(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(sock: socket.socket, data: Any, *args: Any) -> Any:
+            if args:  # sendto(data[, flags], address)
+                self.check_address(sock.family, args[-1])
+            return real(sock, data, *args)
+
+        return guarded
+
+    def _wrap_host(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(address: Any, *args: Any, **kwargs: Any) -> Any:
+            self.check_host(address[0], address[1])
+            return real(address, *args, **kwargs)
+
+        return guarded
+
+    def _wrap_getaddrinfo(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            self.check_host(host, port)
+            return real(host, port, *args, **kwargs)
+
+        return guarded
+
+
+_NETWORK_GUARD = NetworkGuard()
+_NETWORK_PATCH = pytest.MonkeyPatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _NETWORK_GUARD.install(_NETWORK_PATCH)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _NETWORK_PATCH.undo()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    except NetworkAccessBlocked:
+        _NETWORK_GUARD.take()  # the test already fails with the error; no second report
+        raise
+
+
+@pytest.fixture(autouse=True)
+def network_guard() -> Iterator[NetworkGuard]:
+    """Fails the test at teardown if it tried to reach a non-loopback address."""
+    _NETWORK_GUARD.take()  # an attempt made outside any test is not this test's
+    yield _NETWORK_GUARD
+    _NETWORK_GUARD.verify()
