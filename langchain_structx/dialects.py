@@ -34,6 +34,7 @@ from typing import Any, Literal, get_args
 
 from langchain_structx._dialects import anthropic, gemini, openai
 from langchain_structx._dialects.codecs import Codec
+from langchain_structx._dialects.guard import check_references, copy_document
 from langchain_structx._dialects.refs import normalise_refs
 from langchain_structx._dialects.rules import Rules
 from langchain_structx._dialects.walker import Walker
@@ -135,7 +136,9 @@ def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed
         schema = {}
     if not isinstance(schema, Mapping):
         raise UserError(f"A JSON Schema must be a mapping, got {type(schema).__name__}")
-    root, defs = normalise_refs(schema, dialect)
+    document = copy_document(schema, dialect)
+    root, defs = normalise_refs(document, dialect)
+    check_references(root, defs, dialect)
     walker = Walker(_RULES[dialect], defs)
     out, codec, wrapped = walker.run(root)
     return Transformed(

@@ -3,13 +3,16 @@
 `definitions` (draft 7) and `$defs` are gathered into one table; a reference to the
 whole document (`#`) or to any other JSON pointer gets a definition of its own, so
 the walker only ever meets `#/$defs/<name>`. References outside the document cannot
-be followed and raise `DialectError`.
+be followed (and are never fetched: dialects do no I/O) and raise `DialectError`.
+Keywords that would give a sub-schema its own base URI (`$id`, `$anchor`, ...) are
+removed, so that the validators built later resolve references inside this
+document only.
 """
 
 from __future__ import annotations
 
-import copy
 import re
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
@@ -37,6 +40,8 @@ SUBSCHEMA = frozenset(
 )
 SUBSCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 SUBSCHEMA_MAP = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_IDENTITY = frozenset({"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema"})
+_DYNAMIC = ("$dynamicRef", "$recursiveRef")
 
 
 class _Refs:
@@ -45,20 +50,24 @@ class _Refs:
         self.document = document
         self.defs: dict[str, Any] = {}
         self.by_pointer: dict[str, str] = {}
-        self.pending: list[str] = []
+        self.pending: deque[tuple[str, str]] = deque()
+        self.counters: dict[str, int] = {}
 
     def name_for(self, pointer: str, hint: str) -> str:
         """Return the definition name for a JSON pointer, creating it if new."""
         if pointer in self.by_pointer:
             return self.by_pointer[pointer]
         hint = _UNSAFE.sub("_", hint) or "Root"
-        name, n = hint, 1
+        name, n = hint, self.counters.get(hint, 1)
         while name in self.defs:
             n += 1
             name = f"{hint}_{n}"
+        # Remember where numbering stopped, so that many pointers with one hint
+        # take linear time, not quadratic.
+        self.counters[hint] = n
         self.by_pointer[pointer] = name
         self.defs[name] = None
-        self.pending.append(name)
+        self.pending.append((name, pointer))
         return name
 
     def rewrite(self, ref: str) -> str:
@@ -84,7 +93,14 @@ class _Refs:
         """Copy a schema, rewriting references and draft-7 tuple keywords."""
         if not isinstance(node, dict):
             return node
-        out = {k: self.keyword(k, v) for k, v in node.items() if k not in _DEF_KEYWORDS}
+        for keyword in _DYNAMIC:
+            if keyword in node:
+                raise DialectError(self.dialect, f"{keyword} is not supported")
+        out = {
+            k: self.keyword(k, v)
+            for k, v in node.items()
+            if k not in _DEF_KEYWORDS and k not in _IDENTITY
+        }
         if isinstance(node.get("$ref"), str):
             out["$ref"] = self.rewrite(node["$ref"])
         if isinstance(out.get("items"), list):
@@ -104,6 +120,8 @@ class _Refs:
 def normalise_refs(schema: Mapping[str, Any], dialect: str) -> tuple[Any, dict[str, Any]]:
     """Return the root (without definitions) and the table of definitions.
 
+    The result shares non-schema values (`enum`, `const`, ...) with `schema`, so
+    pass a copy you own.
     Definition names keep only letters, digits, `_`, `.` and `-`, so that every
     reference reads `#/$defs/<name>` without escaping.
 
@@ -115,7 +133,7 @@ def normalise_refs(schema: Mapping[str, Any], dialect: str) -> tuple[Any, dict[s
         >>> root, defs
         ({'items': {'$ref': '#/$defs/A'}}, {'A': {'type': 'string'}})
     """
-    document = copy.deepcopy(dict(schema))
+    document = dict(schema)
     refs = _Refs(dialect, document)
     for keyword in _DEF_KEYWORDS:
         table = document.get(keyword)
@@ -124,8 +142,7 @@ def normalise_refs(schema: Mapping[str, Any], dialect: str) -> tuple[Any, dict[s
                 refs.name_for(f"/{keyword}/{_escape(name)}", name)
     root = refs.walk(document)
     while refs.pending:
-        name = refs.pending.pop(0)
-        pointer = next(p for p, n in refs.by_pointer.items() if n == name)
+        name, pointer = refs.pending.popleft()
         refs.defs[name] = refs.walk(refs.resolve(pointer))
     return root, refs.defs
 

@@ -28,6 +28,7 @@ from langchain_structx._dialects.codecs import (
     UnionCodec,
     WrapCodec,
 )
+from langchain_structx._dialects.guard import MAX_DEPTH
 from langchain_structx._dialects.merge import merge_all
 from langchain_structx._dialects.nodes import reachable
 from langchain_structx._dialects.refs import ref_name, ref_to
@@ -41,6 +42,8 @@ from langchain_structx.errors import DialectError
 
 Result = tuple[dict[str, Any], Codec]
 _NODE_BUDGET = 20_000
+_MAX_WALK_DEPTH = 2 * MAX_DEPTH
+_MAX_PREPARE_STEPS = 4 * MAX_DEPTH
 _SCALARS = ("string", "number", "integer", "boolean", "null")
 
 
@@ -59,6 +62,8 @@ class Walker:
         self.out_defs: dict[str, Any] = {}
         self.codecs: dict[str, Codec] = {}
         self.dropped: list[str] = []
+        self.dropped_set: set[str] = set()
+        self.depth = 0
         self.inlining: list[str] = []
         self.budget = _NODE_BUDGET
         self.original = SchemaChecks(defs)
@@ -71,7 +76,8 @@ class Walker:
     def drop(self, path: str, keyword: str, value: Any, why: str = "enforced by validation") -> str:
         """Record a lossy step; return its wording for the node's description."""
         line = f"{path}: {keyword} {short(value)} ({why})"
-        if line not in self.dropped:
+        if line not in self.dropped_set:
+            self.dropped_set.add(line)
             self.dropped.append(line)
         return f"{keyword}: {short(value)}"
 
@@ -98,10 +104,18 @@ class Walker:
         self.budget -= 1
         if self.budget < 0:
             raise self.fail(f"the schema expands to more than {_NODE_BUDGET} nodes")
-        notes: list[str] = []
-        prepared = self.prepare(schema, path, notes)
-        out, codec = self.handler(prepared)(prepared, path, notes)
-        return self.finish(out, prepared, path, notes), codec
+        # The input was measured (guard), but rewriting adds levels (maps become
+        # entry lists, tuples get a rest array): this bound keeps recursion in check.
+        if self.depth >= _MAX_WALK_DEPTH:
+            raise self.fail(f"{path}: the schema nests deeper than {_MAX_WALK_DEPTH} levels")
+        self.depth += 1
+        try:
+            notes: list[str] = []
+            prepared = self.prepare(schema, path, notes)
+            out, codec = self.handler(prepared)(prepared, path, notes)
+            return self.finish(out, prepared, path, notes), codec
+        finally:
+            self.depth -= 1
 
     def handler(self, schema: dict[str, Any]) -> Callable[[dict[str, Any], str, list[str]], Result]:
         """Pick the handler for a prepared node."""
@@ -132,7 +146,7 @@ class Walker:
 
     def prepare(self, schema: Any, path: str, notes: list[str]) -> dict[str, Any]:
         """Reduce booleans, `$ref` siblings, `allOf`, `oneOf` and type lists."""
-        while True:
+        for _ in range(_MAX_PREPARE_STEPS):
             if schema is True:
                 return {}
             if not isinstance(schema, dict):
@@ -149,6 +163,8 @@ class Walker:
             else:
                 prepared: dict[str, Any] = schema
                 return prepared
+        # Only `allOf`s that lead back to themselves through references get here.
+        raise self.fail(f"{path}: allOf and $ref go round in a circle")
 
     def merge(self, schema: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
         """Fold `allOf` members (and the node's own keywords) into one schema."""
