@@ -23,13 +23,25 @@ from typing import Any, Literal, Union, get_args, get_origin
 import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
+from referencing.exceptions import Unresolvable
 
+from langchain_structx._bounds import (
+    call_with_deep_stack,
+    cap_issues,
+    clip,
+    clip_path,
+    preview,
+    shape_issue,
+)
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 SchemaKind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
 """Where a variant's schema came from; it decides what a valid output looks like."""
+
+_UNCHECKABLE = (RecursionError, OverflowError, MemoryError, ValueError, Unresolvable)
+"""What a validator may raise on a value it cannot finish checking (not a schema bug)."""
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
@@ -239,27 +251,44 @@ def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Li
         try:
             return adapter.validate_python(data)
         except PydanticValidationError as exc:
-            issues = [
-                ValidationIssue(tuple(err["loc"]), _pydantic_message(err)) for err in exc.errors()
-            ]
-            raise OutputValidationError(name, issues) from None
+            errors = exc.errors(include_url=False)
+            issues = [_pydantic_issue(err, limits) for err in errors[: limits.max_issues]]
+            raise OutputValidationError(name, cap_issues(issues, len(errors), limits)) from None
 
-    return check
+    return _guarded(check, name)
 
 
-def _pydantic_message(err: Mapping[str, Any]) -> str:
-    message = str(err["msg"])
+def _pydantic_issue(err: Mapping[str, Any], limits: Limits) -> ValidationIssue:
+    path = clip_path(tuple(err["loc"]), limits.max_value_chars)
+    return ValidationIssue(path, _pydantic_message(err, limits))
+
+
+def _pydantic_message(err: Mapping[str, Any], limits: Limits) -> str:
     if err.get("type") == "missing":
         return "required field is missing"
-    given = err.get("input")
     if err.get("type") in ("extra_forbidden",):
         return "unexpected field"
-    return f"{message} (got {_short(given)})"
+    message = clip(str(err["msg"]), limits.max_value_chars * 4)
+    return f"{message} (got {preview(err.get('input'), limits.max_value_chars)})"
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _guarded(check: Callable[[Any, Limits], Any], name: str) -> Callable[[Any, Limits], Any]:
+    """Wrap a checker so that only a value or an `OutputValidationError` comes out."""
+
+    def guarded(data: Any, limits: Limits) -> Any:
+        issue, depth = shape_issue(data, limits)
+        if issue is not None:
+            path = clip_path(issue.path, limits.max_value_chars)
+            raise OutputValidationError(name, [ValidationIssue(path, issue.message)])
+        try:
+            return call_with_deep_stack(lambda: check(data, limits), depth)
+        except OutputValidationError:
+            raise
+        except _UNCHECKABLE as exc:
+            reason = f"the value could not be checked ({type(exc).__name__})"
+            raise OutputValidationError(name, [ValidationIssue((), reason)]) from None
+
+    return guarded
 
 
 def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -> Variant:
@@ -278,12 +307,12 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
 
 def _dict_checker(validator: JSONSchemaValidator, name: str) -> Callable[[Any, Limits], Any]:
     def check(data: Any, limits: Limits) -> Any:
-        issues = validator.issues(data)
+        issues = validator.issues(data, limits)
         if issues:
             raise OutputValidationError(name, issues)
         return data
 
-    return check
+    return _guarded(check, name)
 
 
 def _clean_name(name: str) -> str:

@@ -1,50 +1,94 @@
-"""Validation of JSON values against JSON-schema dicts, with bounded regexes.
+"""Validation of JSON values against JSON-schema dicts, with no I/O and one deadline.
 
-jsonschema does the work (Draft 2020-12, formats checked). Two keywords are
-replaced: `pattern` and `patternProperties` run through the `regex` package with a
-time limit, because a user schema with a catastrophic pattern must not hang a run
-that is validating model output.
+jsonschema does the work (Draft 2020-12, formats checked), with these changes,
+because schemas and values may both be hostile:
+
+- Every `$ref` and `$dynamicRef` is resolved when the validator is built, against a
+  registry that refuses to fetch anything, and validation uses that registry too:
+  a schema can never make us open a socket or a file.
+- Every regex (`pattern`, `patternProperties`, the pattern half of
+  `additionalProperties`, `format: regex`) runs through the `regex` package with
+  what is left of one deadline per validation; running out is a failure with its
+  own message, never "no match".
+- `multipleOf` and `uniqueItems` are rewritten to stay exact and linear on numbers
+  and arrays no sane reply contains.
+- Messages quote the value in a bounded excerpt.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import time
 from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 import jsonschema
 import regex
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError as JSONSchemaSchemaError
 from jsonschema.exceptions import ValidationError as JSONSchemaValidationError
+from referencing.jsonschema import DRAFT202012
 
+from langchain_structx._bounds import (
+    cap_issues,
+    check_references,
+    clip,
+    clip_path,
+    offline_registry,
+    preview,
+    schema_shape_problem,
+)
 from langchain_structx.errors import SchemaError, ValidationIssue
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
-PATTERN_TIMEOUT_SECONDS = 0.25
-"""Longest time one `pattern` check may take before it counts as a failure."""
+MAX_SCHEMA_DEPTH = 64
+"""Deepest nesting of objects and arrays accepted in a JSON schema."""
 
-_MAX_ISSUES = 20
+MAX_SCHEMA_NODES = 100_000
+"""Most values (objects, arrays and scalars together) accepted in a JSON schema."""
+
+_KEPT_ERRORS = 200
+"""Errors kept for sorting; later ones are only counted."""
+
+_REGEX_ERRORS = (regex.error, RecursionError, OverflowError, ValueError, TypeError)
+
+_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("structx_deadline")
 
 
-def _search(pattern: str, text: str) -> bool | None:
-    """Return whether `pattern` matches; None when the check ran out of time."""
+class _OutOfTime(Exception):
+    """The validation's deadline passed; raised so that no keyword can read it as a result."""
+
+    def __init__(self, pattern: str | None = None) -> None:
+        super().__init__(pattern)
+        self.pattern = pattern
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> Any:
+    return regex.compile(pattern)
+
+
+def _search(pattern: str, text: str) -> bool:
+    """Return whether `pattern` matches `text` within the time left."""
+    remaining = _deadline.get(time.monotonic() + DEFAULT_LIMITS.validation_seconds)
+    remaining -= time.monotonic()
+    if remaining <= 0:
+        raise _OutOfTime(pattern)
     try:
-        return regex.search(pattern, text, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+        return _compiled(pattern).search(text, timeout=remaining) is not None
     except TimeoutError:
-        return None
+        raise _OutOfTime(pattern) from None
 
 
 def _pattern(
     validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[JSONSchemaValidationError]:
-    if not validator.is_type(instance, "string"):
-        return
-    found = _search(pattern, instance)
-    if found is None:
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield JSONSchemaValidationError(
-            f"could not be checked against the pattern {pattern!r} in time"
+            f"{preview(instance, _value_chars())} does not match {pattern!r}"
         )
-    elif not found:
-        yield JSONSchemaValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _pattern_properties(
@@ -58,49 +102,263 @@ def _pattern_properties(
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [
+        key
+        for key in instance
+        if key not in properties and not any(_search(p, key) for p in patterns)
+    ]
+
+
+def _additional_properties(
+    validator: Any, allowed: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[JSONSchemaValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _extras(instance, schema)
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        verb = "was" if len(extras) == 1 else "were"
+        yield JSONSchemaValidationError(
+            f"Additional properties are not allowed ({_quoted(extras)} {verb} unexpected)"
+        )
+
+
+def _quoted(keys: list[str]) -> str:
+    shown = [preview(key, _value_chars()) for key in sorted(keys[:5])]
+    more = len(keys) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _multiple_of(
+    validator: Any, divisor: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[JSONSchemaValidationError]:
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(divisor, float) or isinstance(instance, float):
+        try:
+            quotient = instance / divisor
+            failed = int(quotient) != quotient
+        except OverflowError:
+            # Huge numbers: exact arithmetic cannot overflow.
+            failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
+    else:
+        failed = bool(instance % divisor)
+    if failed:
+        yield JSONSchemaValidationError(
+            f"{preview(instance, _value_chars())} is not a multiple of {divisor}"
+        )
+
+
+def _unique_items(
+    validator: Any, unique: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[JSONSchemaValidationError]:
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        frozen = _freeze(item)
+        if frozen in seen:
+            yield JSONSchemaValidationError(
+                f"{preview(instance, _value_chars())} has non-unique elements"
+            )
+            return
+        seen.add(frozen)
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable twin of a JSON value; equal for JSON-equal values (so 1 == 1.0 != true)."""
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(_freeze(v) for v in value))
+    if isinstance(value, bool):
+        return ("boolean", value)
+    return ("value", value)
+
+
+_limits: contextvars.ContextVar[Limits] = contextvars.ContextVar("structx_limits")
+
+
+def _value_chars() -> int:
+    return _limits.get(DEFAULT_LIMITS).max_value_chars
+
+
+def _is_regex(instance: object) -> bool:
+    if not isinstance(instance, str):
+        return True
+    try:
+        regex.compile(instance)
+    except _REGEX_ERRORS:
+        return False
+    return True
+
+
+def _format_checker() -> FormatChecker:
+    checker = FormatChecker()
+    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checkers["regex"] = (_is_regex, ())
+    return checker
+
+
+_FORMAT_CHECKER = _format_checker()
+
 _BoundedValidator = jsonschema.validators.extend(
     Draft202012Validator,
-    {"pattern": _pattern, "patternProperties": _pattern_properties},
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+        "multipleOf": _multiple_of,
+        "uniqueItems": _unique_items,
+    },
 )
+
+
+def check_patterns(schema: Mapping[str, Any]) -> None:
+    """Compile every pattern in `schema` with the engine validation will use.
+
+    Raises:
+        SchemaError: A pattern does not compile, or `unevaluatedProperties` would
+            run patterns outside the time limit.
+    """
+    stack: list[Any] = [schema]
+    uses_pattern_properties = uses_unevaluated = False
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        patterns = list(node.get("patternProperties") or ())
+        if isinstance(node.get("pattern"), str):
+            patterns.append(node["pattern"])
+        for pattern in patterns:
+            _compile_or_fail(pattern)
+        uses_pattern_properties |= bool(node.get("patternProperties"))
+        uses_unevaluated |= node.get("unevaluatedProperties", True) is not True
+        stack.extend(DRAFT202012.subresources_of(node))
+    if uses_pattern_properties and uses_unevaluated:
+        raise SchemaError(
+            "A schema may not combine patternProperties with unevaluatedProperties: "
+            "their patterns could not be checked within the time limit."
+        )
+
+
+def _compile_or_fail(pattern: str) -> None:
+    try:
+        _compiled(pattern)
+    except _REGEX_ERRORS as exc:
+        raise SchemaError(f"Invalid pattern {clip(repr(pattern), 200)} in schema: {exc}") from None
 
 
 class JSONSchemaValidator:
     """Checks values against one JSON-schema dict.
 
     Args:
-        schema: A JSON schema; checked once here so that a broken schema is a
-            usage error at set-up time, not a model failure at run time.
+        schema: A JSON schema; checked once here (shape, keywords, patterns,
+            references) so that a broken schema is a usage error at set-up time,
+            not a model failure at run time.
 
     Raises:
         SchemaError: When the schema itself is invalid.
     """
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        try:
-            Draft202012Validator.check_schema(schema)
-        except JSONSchemaSchemaError as exc:
-            raise SchemaError(f"Invalid JSON schema: {exc.message}") from None
+        problem = schema_shape_problem(
+            schema, max_depth=MAX_SCHEMA_DEPTH, max_nodes=MAX_SCHEMA_NODES
+        )
+        if problem is not None:
+            raise SchemaError(f"Invalid JSON schema: {problem}.")
+        _check_keywords(schema)
+        check_patterns(schema)
+        registry = offline_registry(schema)
+        check_references(schema, registry)
         self._validator = _BoundedValidator(
-            schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+            schema, registry=registry, format_checker=_FORMAT_CHECKER
         )
 
-    def issues(self, instance: Any) -> list[ValidationIssue]:
-        """Return every problem with `instance`, deepest paths first, at most 20."""
-        found: list[ValidationIssue] = []
-        errors = sorted(self._validator.iter_errors(instance), key=_error_order)
-        for error in errors[:_MAX_ISSUES]:
-            found.append(ValidationIssue(tuple(error.absolute_path), _message(error)))
-        return found
+    def issues(self, instance: Any, limits: Limits = DEFAULT_LIMITS) -> list[ValidationIssue]:
+        """Return the problems with `instance`, deepest paths first, at most `limits.max_issues`.
+
+        Raises:
+            RecursionError: When the value is too deep for the current stack; the
+                caller runs deep values on a larger one.
+        """
+        deadline_token = _deadline.set(time.monotonic() + limits.validation_seconds)
+        limits_token = _limits.set(limits)
+        try:
+            kept, total = self._collect(instance)
+        except _OutOfTime as exc:
+            return [ValidationIssue((), _out_of_time(exc, limits))]
+        finally:
+            _deadline.reset(deadline_token)
+            _limits.reset(limits_token)
+        kept.sort(key=_error_order)
+        return cap_issues([_issue(error, limits) for error in kept], total, limits)
+
+    def _collect(self, instance: Any) -> tuple[list[JSONSchemaValidationError], int]:
+        kept: list[JSONSchemaValidationError] = []
+        total = 0
+        for error in self._validator.iter_errors(instance):
+            total += 1
+            if len(kept) < _KEPT_ERRORS:
+                kept.append(error)
+            if time.monotonic() > _deadline.get():
+                raise _OutOfTime()
+        return kept, total
+
+
+def _check_keywords(schema: Mapping[str, Any]) -> None:
+    try:
+        Draft202012Validator.check_schema(schema)
+    except JSONSchemaSchemaError as exc:
+        raise SchemaError(f"Invalid JSON schema: {clip(exc.message, 300)}") from None
+    except (RecursionError, OverflowError, ValueError) as exc:
+        raise SchemaError(f"Invalid JSON schema: {type(exc).__name__}") from None
+
+
+def _out_of_time(exc: _OutOfTime, limits: Limits) -> str:
+    seconds = f"{limits.validation_seconds} s"
+    if exc.pattern is None:
+        return f"the value could not be checked within {seconds}"
+    pattern = clip(repr(exc.pattern), limits.max_value_chars)
+    return f"the value could not be checked against the pattern {pattern} within {seconds}"
 
 
 def _error_order(error: JSONSchemaValidationError) -> tuple[int, str]:
-    return (-len(error.absolute_path), str(list(error.absolute_path)))
+    return (-len(error.absolute_path), str(list(error.absolute_path))[:200])
 
 
-def _message(error: JSONSchemaValidationError) -> str:
+def _issue(error: JSONSchemaValidationError, limits: Limits) -> ValidationIssue:
+    path = clip_path(tuple(error.absolute_path), limits.max_value_chars)
+    return ValidationIssue(path, _message(error, limits))
+
+
+_QUOTES_INSTANCE_FIRST = frozenset(
+    {"type", "enum", "const", "format", "minLength", "maxLength", "minItems", "maxItems"}
+    | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "not", "anyOf", "oneOf"}
+    | {"minProperties", "maxProperties", "contains", "if", "dependentRequired"}
+)
+
+
+def _message(error: JSONSchemaValidationError, limits: Limits) -> str:
     message = str(error.message)
     if error.validator == "required":
-        return message.replace(" is a required property", " is required but missing")
-    if error.validator == "additionalProperties":
-        return message.replace("were unexpected", "are not allowed")
-    return message
+        return clip(message.replace(" is a required property", " is required but missing"), 300)
+    budget = limits.max_value_chars * 4
+    if len(message) > budget and error.validator in _QUOTES_INSTANCE_FIRST:
+        # jsonschema starts these messages with the whole value's repr.
+        quoted = _safe_repr(error.instance)
+        if quoted is not None and message.startswith(quoted):
+            message = preview(error.instance, limits.max_value_chars) + message[len(quoted) :]
+    return clip(message, budget)
+
+
+def _safe_repr(value: Any) -> str | None:
+    try:
+        return repr(value)
+    except (RecursionError, ValueError):
+        return None

@@ -423,7 +423,7 @@ def test_long_inputs_are_shortened_in_messages():
         normalize(Item).variants[0].validate({"name": "n", "qty": "z" * 100})
 
     message = info.value.issues[0].message
-    assert message.endswith("(got '" + "z" * 56 + "...)")
+    assert message.endswith("(got '" + "z" * 76 + "...)")
 
 
 ORDER_DICT = {
@@ -520,14 +520,16 @@ def test_catastrophic_pattern_returns_in_bounded_time():
         variant.validate({"code": EVIL_INPUT})
     elapsed = time.perf_counter() - started
 
-    assert elapsed < 2.0
+    assert elapsed < 5.0
     assert str(info.value) == (
         "1 problem with Code:\n"
-        f"- at $.code: could not be checked against the pattern {EVIL!r} in time"
+        f"- at $: the value could not be checked against the pattern {EVIL!r} within 1.0 s"
     )
 
 
-def test_catastrophic_pattern_properties_returns_in_bounded_time():
+def test_catastrophic_pattern_properties_is_a_failure_not_a_pass():
+    # A key the pattern cannot be checked against in time must not slip through
+    # unvalidated (the old behaviour read the time-out as "no match").
     schema = {
         "title": "Keys",
         "type": "object",
@@ -536,8 +538,9 @@ def test_catastrophic_pattern_properties_returns_in_bounded_time():
     variant = normalize(schema).variants[0]
 
     started = time.perf_counter()
-    assert variant.validate({EVIL_INPUT: "not checked"}) == {EVIL_INPUT: "not checked"}
-    assert time.perf_counter() - started < 2.0
+    with pytest.raises(OutputValidationError, match="could not be checked against the pattern"):
+        variant.validate({EVIL_INPUT: "not checked"})
+    assert time.perf_counter() - started < 5.0
     with pytest.raises(OutputValidationError):
         variant.validate({"aa": "x"})
 

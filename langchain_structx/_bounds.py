@@ -1,0 +1,349 @@
+"""Checks on the shape of a value before any validator sees it, and bounded rendering.
+
+Validators (jsonschema, pydantic, `repr`) recurse, build messages that embed the
+whole value and choke on numbers no JSON parser should have produced. Everything
+here is iterative and bounded, so it can run first on a value nobody trusts:
+
+- `shape_issue` finds the first value that is nested too deeply, an integer with
+  too many digits, a non-finite float or a non-string object key.
+- `schema_shape_problem` does the same for a schema, which must also be JSON-like
+  (no cycles, no foreign types).
+- `preview` renders a value in at most a given number of characters.
+- `offline_registry` and `check_references` resolve a schema's references once,
+  with no way to fetch a document from anywhere.
+- `call_with_deep_stack` runs a deep validation on a thread with room to recurse.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import reprlib
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, TypeVar
+
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from langchain_structx.errors import SchemaError, ValidationIssue
+from langchain_structx.limits import Limits
+
+T = TypeVar("T")
+
+Path = tuple[str | int, ...]
+
+_Link = tuple[str | int, Any] | None
+"""A path kept as (last step, parent link) so that no tuple is built per node."""
+
+SHALLOW_DEPTH = 48
+"""Values nested up to this depth validate on the caller's stack."""
+
+_FRAMES_PER_LEVEL = 64
+"""Generous count of Python frames jsonschema spends on one level of nesting."""
+
+_DEEP_STACK_BYTES = 256 * 1024 * 1024
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def _materialise(link: _Link) -> Path:
+    steps: list[str | int] = []
+    while link is not None:
+        steps.append(link[0])
+        link = link[1]
+    return tuple(reversed(steps))
+
+
+@functools.lru_cache(maxsize=8)
+def _power_of_ten(digits: int) -> int:
+    return int(10**digits)
+
+
+def too_many_digits(number: int, limit: int) -> bool:
+    """Whether `number` has more than `limit` decimal digits, without `str()`.
+
+    Examples:
+        >>> too_many_digits(10**5, 5), too_many_digits(-(10**5) + 1, 5)
+        (True, False)
+    """
+    # Four bits per digit at most: anything shorter is certainly within the limit.
+    if number.bit_length() <= 3 * limit:
+        return False
+    return abs(number) >= _power_of_ten(limit)
+
+
+def _leaf_problem(value: Any, limits: Limits) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and too_many_digits(value, limits.max_integer_digits):
+        return f"integer has more than {limits.max_integer_digits} digits"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a JSON number"
+    return None
+
+
+def shape_issue(value: Any, limits: Limits) -> tuple[ValidationIssue | None, int]:
+    """Return the first shape problem of `value` (or None) and its deepest nesting.
+
+    Examples:
+        >>> shape_issue({"a": [1, float("nan")]}, Limits())
+        (ValidationIssue(path=('a', 1), message='nan is not a JSON number'), 2)
+        >>> shape_issue([[[]]], Limits(max_depth=2))[0].message
+        'nested deeper than 2 levels'
+    """
+    stack: list[tuple[Any, _Link, int]] = [(value, None, 0)]
+    deepest = 0
+    while stack:
+        node, link, depth = stack.pop()
+        if isinstance(node, (dict, list, tuple)):
+            if depth >= limits.max_depth:
+                return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
+            deepest = max(deepest, depth + 1)
+            problem = _push_children(node, link, depth + 1, stack)
+        else:
+            problem = _leaf_problem(node, limits)
+        if problem is not None:
+            return ValidationIssue(_materialise(link), problem), deepest
+    return None, deepest
+
+
+def _too_deep(limits: Limits) -> str:
+    return f"nested deeper than {limits.max_depth} levels"
+
+
+def _push_children(node: Any, link: _Link, depth: int, stack: list[Any]) -> str | None:
+    if isinstance(node, dict):
+        for key, item in node.items():
+            if not isinstance(key, str):
+                return "object keys must be strings"
+            stack.append((item, (key, link), depth))
+    else:
+        stack.extend((item, (index, link), depth) for index, item in enumerate(node))
+    return None
+
+
+def schema_shape_problem(schema: Any, *, max_depth: int, max_nodes: int) -> str | None:
+    """Describe why `schema` is not a bounded JSON document, or return None.
+
+    Shared sub-dicts are fine (the walk tracks the current path, not every node
+    seen), cycles are not.
+
+    Examples:
+        >>> loop: dict = {"type": "object"}
+        >>> loop["properties"] = {"self": loop}
+        >>> schema_shape_problem(loop, max_depth=64, max_nodes=1000)
+        'the schema contains itself at $.properties.self'
+    """
+    on_path: set[int] = set()
+    stack: list[tuple[Any, _Link, int, bool]] = [(schema, None, 0, False)]
+    nodes = 0
+    while stack:
+        node, link, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            continue
+        nodes += 1
+        problem = _schema_node_problem(node, depth, nodes, on_path, max_depth, max_nodes)
+        if problem is not None:
+            return f"{problem} at {ValidationIssue(_materialise(link), '').location}"
+        if isinstance(node, (dict, list)):
+            on_path.add(id(node))
+            stack.append((node, link, depth, True))
+            pairs = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((item, (key, link), depth + 1, False) for key, item in pairs)
+    return None
+
+
+def _schema_node_problem(
+    node: Any, depth: int, nodes: int, on_path: set[int], max_depth: int, max_nodes: int
+) -> str | None:
+    if nodes > max_nodes:
+        return f"the schema has more than {max_nodes} parts"
+    if depth > max_depth:
+        return f"the schema is nested deeper than {max_depth} levels"
+    if isinstance(node, (dict, list)):
+        if id(node) in on_path:
+            return "the schema contains itself"
+        if isinstance(node, dict) and not all(isinstance(key, str) for key in node):
+            return "the schema has a key that is not a string"
+        return None
+    if isinstance(node, float) and not math.isfinite(node):
+        return f"the schema holds {node!r}, which is not a JSON number"
+    if isinstance(node, int) and too_many_digits(node, 1_000):
+        return "the schema holds an integer with more than 1000 digits"
+    if not isinstance(node, _LEAVES):
+        return f"the schema holds a {type(node).__name__}, which is not JSON"
+    return None
+
+
+def _refuse(uri: str) -> NoReturn:
+    raise NoSuchResource(uri)
+
+
+def offline_registry(schema: Mapping[str, Any]) -> Registry[Any]:
+    """A registry holding only `schema`, which refuses to fetch anything else.
+
+    Examples:
+        >>> offline_registry({"$id": "urn:example:a"}).get_or_retrieve("urn:example:b")
+        Traceback (most recent call last):
+        ...
+        referencing.exceptions.NoSuchResource: 'urn:example:b'
+    """
+    resource: Resource[Any] = DRAFT202012.create_resource(schema)
+    registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+    crawled: Registry[Any] = registry.with_resource(resource.id() or "", resource).crawl()
+    return crawled
+
+
+def check_references(schema: Mapping[str, Any], registry: Registry[Any]) -> None:
+    """Resolve every reference in `schema` now, so that validation never has to look one up.
+
+    Raises:
+        SchemaError: A reference points outside the document or nowhere in it.
+    """
+    root: Resource[Any] = DRAFT202012.create_resource(schema)
+    stack = [(root.contents, registry.resolver_with_root(root))]
+    while stack:
+        node, resolver = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        if node is not root.contents and "$id" in node:
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        for keyword in ("$ref", "$dynamicRef"):
+            if keyword in node:
+                _lookup(resolver, node[keyword], keyword)
+        stack.extend((sub, resolver) for sub in DRAFT202012.subresources_of(node))
+
+
+def _lookup(resolver: Any, ref: Any, keyword: str) -> None:
+    try:
+        resolver.lookup(ref)
+    except (Unresolvable, TypeError, ValueError) as exc:
+        raise SchemaError(
+            f"Schema reference {clip(repr(ref), 200)} ({keyword}) does not resolve inside "
+            f"the schema; references to other documents are not followed: {clip(str(exc), 200)}"
+        ) from None
+
+
+class _BoundedRepr(reprlib.Repr):
+    """`reprlib` that never asks `int.__repr__` for more than a few hundred digits."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return clip(repr(x[: self.maxstring]), self.maxstring)
+
+    def repr_int(self, x: int, level: int) -> str:
+        if too_many_digits(x, 40):
+            sign = "-" if x < 0 else ""
+            return f"{sign}<integer of about {int(x.bit_length() * math.log10(2)) + 1} digits>"
+        return repr(x)
+
+
+_REPR = _BoundedRepr()
+_REPR.maxlevel = 3
+_REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = 6
+
+
+def preview(value: Any, limit: int) -> str:
+    """Render `value` as Python would, cut to at most `limit` characters.
+
+    Examples:
+        >>> preview("z" * 100, 12)
+        "'zzzzzzzz..."
+        >>> preview(10**5000, 80)
+        '<integer of about 5001 digits>'
+    """
+    _REPR.maxstring = max(limit, 8)
+    _REPR.maxother = max(limit, 8)
+    try:
+        text = _REPR.repr(value)
+    except (RecursionError, ValueError, TypeError):
+        text = f"<{type(value).__name__}>"
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters, marking the cut with `...`."""
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+def clip_path(path: Path, limit: int) -> Path:
+    """Shorten over-long keys in a path; a model can make a key megabytes long."""
+    return tuple(clip(step, limit) if isinstance(step, str) else step for step in path)
+
+
+def cap_issues(issues: list[ValidationIssue], total: int, limits: Limits) -> list[ValidationIssue]:
+    """Keep at most `limits.max_issues` entries, the last one saying how many were left out.
+
+    Examples:
+        >>> many = [ValidationIssue((i,), "bad") for i in range(5)]
+        >>> [str(i) for i in cap_issues(many, 5, Limits(max_issues=3))]
+        ['at $[0]: bad', 'at $[1]: bad', 'at $: ... and 3 more problems']
+    """
+    if total <= limits.max_issues:
+        return issues
+    shown = issues[: limits.max_issues - 1]
+    return [*shown, ValidationIssue((), f"... and {total - len(shown)} more problems")]
+
+
+_stack_lock = threading.Lock()
+_deep_calls = 0
+_saved_limit = 0
+
+
+def call_with_deep_stack(function: Callable[[], T], depth: int) -> T:
+    """Run `function`, on a thread with a large stack when `depth` is not shallow.
+
+    The interpreter's recursion limit is process-wide, so it is raised while any
+    deep call runs and put back when the last one ends; the large stack is what
+    makes the higher limit safe.
+    """
+    if depth <= SHALLOW_DEPTH:
+        return function()
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # re-raised on the caller's thread
+            outcome["error"] = exc
+
+    _raise_recursion_limit(sys.getrecursionlimit() + depth * _FRAMES_PER_LEVEL)
+    try:
+        _start_and_join(run)
+    finally:
+        _restore_recursion_limit()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]  # type: ignore[no-any-return]
+
+
+def _start_and_join(run: Callable[[], None]) -> None:
+    with _stack_lock:
+        previous = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=run, name="structx-deep-validation")
+            worker.start()
+        finally:
+            threading.stack_size(previous)
+    worker.join()
+
+
+def _raise_recursion_limit(wanted: int) -> None:
+    global _deep_calls, _saved_limit
+    with _stack_lock:
+        if _deep_calls == 0:
+            _saved_limit = sys.getrecursionlimit()
+        _deep_calls += 1
+        if wanted > sys.getrecursionlimit():
+            sys.setrecursionlimit(wanted)
+
+
+def _restore_recursion_limit() -> None:
+    global _deep_calls
+    with _stack_lock:
+        _deep_calls -= 1
+        if _deep_calls == 0:
+            sys.setrecursionlimit(_saved_limit)
