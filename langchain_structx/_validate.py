@@ -129,7 +129,7 @@ def _additional_properties(
 
 
 def _quoted(keys: list[str]) -> str:
-    shown = [preview(key, _value_chars()) for key in sorted(keys[:5])]
+    shown = [preview(key, max(_value_chars() // 2, 20)) for key in sorted(keys[:3])]
     more = len(keys) - len(shown)
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -207,15 +207,37 @@ def _format_checker() -> FormatChecker:
 
 _FORMAT_CHECKER = _format_checker()
 
+
+def _with_deadline(keyword: Any) -> Any:
+    """Make a keyword refuse to start once the deadline has passed.
+
+    jsonschema quotes the whole value in many messages, and under `anyOf` at
+    every level of a deep value; checking the clock at each keyword bounds that
+    work, and every other, by the one deadline.
+    """
+
+    def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if time.monotonic() > _deadline.get(_NO_DEADLINE):
+            raise _OutOfTime()
+        return keyword(validator, value, instance, schema)
+
+    return functools.wraps(keyword)(checked)
+
+
+_NO_DEADLINE = float("inf")
+
+_KEYWORDS = {
+    **Draft202012Validator.VALIDATORS,
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "multipleOf": _multiple_of,
+    "uniqueItems": _unique_items,
+}
+
 _BoundedValidator = jsonschema.validators.extend(
     Draft202012Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-        "multipleOf": _multiple_of,
-        "uniqueItems": _unique_items,
-    },
+    {name: _with_deadline(keyword) for name, keyword in _KEYWORDS.items()},
 )
 
 
@@ -289,18 +311,21 @@ class JSONSchemaValidator:
         """
         deadline_token = _deadline.set(time.monotonic() + limits.validation_seconds)
         limits_token = _limits.set(limits)
+        kept: list[JSONSchemaValidationError] = []
         try:
-            kept, total = self._collect(instance)
+            total = self._collect(instance, kept)
         except _OutOfTime as exc:
-            return [ValidationIssue((), _out_of_time(exc, limits))]
+            # What was found before time ran out is still worth reporting.
+            late = ValidationIssue((), _out_of_time(exc, limits))
+            found = [late, *(_issue(error, limits) for error in sorted(kept, key=_error_order))]
+            return cap_issues(found, max(len(found), len(kept) + 1), limits)
         finally:
             _deadline.reset(deadline_token)
             _limits.reset(limits_token)
         kept.sort(key=_error_order)
         return cap_issues([_issue(error, limits) for error in kept], total, limits)
 
-    def _collect(self, instance: Any) -> tuple[list[JSONSchemaValidationError], int]:
-        kept: list[JSONSchemaValidationError] = []
+    def _collect(self, instance: Any, kept: list[JSONSchemaValidationError]) -> int:
         total = 0
         for error in self._validator.iter_errors(instance):
             total += 1
@@ -308,14 +333,14 @@ class JSONSchemaValidator:
                 kept.append(error)
             if time.monotonic() > _deadline.get():
                 raise _OutOfTime()
-        return kept, total
+        return total
 
 
 def _check_keywords(schema: Mapping[str, Any]) -> None:
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=_FORMAT_CHECKER)
     except JSONSchemaSchemaError as exc:
-        raise SchemaError(f"Invalid JSON schema: {clip(exc.message, 300)}") from None
+        raise SchemaError(f"Invalid JSON schema: {_message(exc, DEFAULT_LIMITS)}") from None
     except (RecursionError, OverflowError, ValueError) as exc:
         raise SchemaError(f"Invalid JSON schema: {type(exc).__name__}") from None
 
@@ -328,8 +353,10 @@ def _out_of_time(exc: _OutOfTime, limits: Limits) -> str:
     return f"the value could not be checked against the pattern {pattern} within {seconds}"
 
 
-def _error_order(error: JSONSchemaValidationError) -> tuple[int, str]:
-    return (-len(error.absolute_path), str(list(error.absolute_path))[:200])
+def _error_order(error: JSONSchemaValidationError) -> tuple[int, tuple[tuple[int, Any], ...]]:
+    # Deepest first, then in document order: indexes as numbers, keys as (clipped) text.
+    steps = tuple((0, s) if isinstance(s, int) else (1, str(s)[:200]) for s in error.absolute_path)
+    return (-len(steps), steps)
 
 
 def _issue(error: JSONSchemaValidationError, limits: Limits) -> ValidationIssue:
