@@ -22,14 +22,21 @@ import re
 from typing import Final
 
 from langchain_structx._coerce import coerce
-from langchain_structx._partial import MAX_DEPTH, PartialJSONParser, parse_partial
-from langchain_structx._repair import Fail, NonFinite, Rewriter, reject_constant
+from langchain_structx._decode import (
+    BadNumber,
+    Fail,
+    checked_decoder,
+    needs_number_checks,
+    reject_constant,
+    too_deep,
+)
+from langchain_structx._partial import PartialJSONParser, parse_partial
+from langchain_structx._repair import Rewriter
 from langchain_structx._results import DETAILS, Parsed, Repair
-from langchain_structx.errors import MalformedJSONError, TruncatedJSONError
+from langchain_structx.errors import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 __all__ = (
-    "MAX_DEPTH",
     "Parsed",
     "PartialJSONParser",
     "Repair",
@@ -49,6 +56,7 @@ _REGION_TOKEN = re.compile(r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"?|[{}\[\]]')
 _FENCE_TAG = re.compile(r"[\w+.#-]*")
 
 _FAST_DECODER: Final = json.JSONDecoder(parse_constant=reject_constant)
+_NOT_STRICT: Final = object()
 
 
 def parse_json(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
@@ -62,49 +70,77 @@ def parse_json(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
         The value and the repairs applied (none when `text` was valid JSON).
 
     Raises:
+        ReplyTooLargeError: The text is longer than `limits.max_reply_chars`; it is
+            not read at all.
         TruncatedJSONError: The text ends inside a string, object or array.
         MalformedJSONError: The syntax is broken beyond repair, NaN or Infinity is
-            used, the nesting is deeper than `MAX_DEPTH`, or there is no JSON at all.
+            used, a number overflows or has more than `limits.max_integer_digits`
+            digits, the nesting is deeper than `limits.max_depth`, or there is no
+            JSON at all.
+
+    Examples:
+        >>> parse_json("1e400")
+        Traceback (most recent call last):
+        ...
+        langchain_structx.errors.MalformedJSONError: the number 1e400 is too large; \
+use a string for it (line 1, column 1)
     """
     if not isinstance(text, str):
         raise MalformedJSONError(f"expected text, got {type(text).__name__}")
+    if len(text) > limits.max_reply_chars:
+        raise ReplyTooLargeError(len(text), limits.max_reply_chars)
+    value = _parse_strict(text, limits)
+    if value is not _NOT_STRICT:
+        return Parsed(value)
     try:
-        return Parsed(_FAST_DECODER.decode(text))
-    except (ValueError, NonFinite, RecursionError):
-        # Also NaN, over-deep nesting and over-long integers: the lenient path
-        # reports those with a precise message and position.
-        pass
-    try:
-        return _parse_lenient(text)
+        return _parse_lenient(text, limits)
     except Fail as fail:
-        raise fail.public() from None
+        raise fail.public(text) from None
+    except RecursionError:  # a guard of last resort: depth is bounded before this
+        raise MalformedJSONError("the JSON is nested too deeply") from None
 
 
-def _parse_lenient(text: str) -> Parsed:
+def _parse_strict(text: str, limits: Limits) -> object:
+    """The value of strictly valid JSON within the limits, else `_NOT_STRICT`.
+
+    Anything refused here (NaN, a huge number, deep nesting) goes to the lenient
+    path, which reports it with a precise message and position.
+    """
+    decoder = checked_decoder(limits) if needs_number_checks(text, limits) else _FAST_DECODER
+    try:
+        value = decoder.decode(text)
+    except (ValueError, BadNumber, RecursionError):
+        return _NOT_STRICT
+    return _NOT_STRICT if too_deep(text, limits) else value
+
+
+def _parse_lenient(text: str, limits: Limits) -> Parsed:
     start = _LEAD.match(text).end()  # type: ignore[union-attr]
     first: Fail | None = None
     pos = start
     if start < len(text) and text[start] not in "{[":
         try:
-            return _attempt(text, start)
+            return _attempt(text, start, limits)
         except Fail as fail:
             if fail.final:
                 raise
             # A failure at the very first character means the text is not JSON-like.
             first = fail if fail.position > start else None
-            pos = max(fail.position, start + 1)
+            pos = max(fail.reach, start + 1)
     for _ in range(_MAX_ATTEMPTS):
         found = _OPEN.search(text, pos)
         if found is None:
             break
         try:
-            return _attempt(text, found.start())
+            return _attempt(text, found.start(), limits)
         except Fail as fail:
             if fail.final:
                 raise
             first = first or fail
             # Never retry inside a broken value: its inner parts are not the answer.
-            pos = _skip_region(text, found.start())
+            # Nor inside what the scanner already read, so no text is read twice
+            # by later candidates and the whole search stays linear.
+            pos = max(_skip_region(text, found.start()), fail.reach)
     raise _no_json(text, start, first)
 
 
@@ -134,21 +170,29 @@ def _no_json(text: str, start: int, first: Fail | None) -> Fail:
     return Fail(MalformedJSONError, "no JSON object or array found in the text", start)
 
 
-def _attempt(text: str, start: int) -> Parsed:
-    scan = Rewriter(text, start)
-    try:
-        end = scan.run()
-    except Fail as fail:
-        if fail.error is TruncatedJSONError:
-            scan.check_prefix()
-        raise
+def _attempt(text: str, start: int, limits: Limits) -> Parsed:
+    scan = Rewriter(text, start, limits)
     duplicates: list[str] = []
-    value = scan.decode(duplicates)
+    try:
+        end = _scan(scan)
+        value = scan.decode(duplicates)
+    except Fail as fail:
+        fail.reach = max(fail.reach, scan.pos)
+        raise
     repairs = _wrapper_repairs(text[:start], text[end:])
     repairs.extend(scan.repairs())
     if duplicates:
         repairs.append(_duplicate_repair(duplicates))
     return Parsed(value, tuple(repairs))
+
+
+def _scan(scan: Rewriter) -> int:
+    try:
+        return scan.run()
+    except Fail as fail:
+        if fail.error is TruncatedJSONError:
+            scan.check_prefix()
+        raise
 
 
 def _wrapper_repairs(lead: str, trail: str) -> list[Repair]:

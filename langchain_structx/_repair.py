@@ -13,15 +13,23 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, Final
 
-from langchain_structx._partial import MAX_DEPTH
+from langchain_structx._decode import (
+    BadNumber,
+    Fail,
+    checked_decoder,
+    depth_message,
+    malformed,
+)
 from langchain_structx._results import DETAILS, Repair
-from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
+from langchain_structx.errors import MalformedJSONError, TruncatedJSONError
+from langchain_structx.limits import Limits
 
-__all__ = ("Fail", "NonFinite", "Rewriter", "reject_constant")
+__all__ = ("Rewriter",)
 
 # Fast runs: plain JSON copied through in one regex match. Strings inside a run may
 # not hold brackets, so every bracket in a run is structural and can be counted.
@@ -36,7 +44,7 @@ _DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)
 _SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
 _SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
 _BRACKET = re.compile(r"[{}\[\]]")
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 _LEADING_CLOSE = re.compile(r"\s*[}\]]")
 _PY_LITERAL = re.compile(r"(?:True|False|None)(?![\w$])(?!\s*:)")
 _WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
@@ -44,7 +52,6 @@ _KEY_AFTER = re.compile(r"\s*:")
 _TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
 _INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
 _DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
-_QUOTE_FIX = re.compile(r"\\'|\"|[\x00-\x1f]")
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 _QUOTES: Final = {
@@ -64,31 +71,8 @@ _LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")
 _NON_FINITE: Final = ("NaN", "Infinity")
 
 
-class NonFinite(Exception):
-    """Raised from inside the decoder when it meets NaN or Infinity."""
-
-
-class Fail(Exception):
-    """An internal parse failure, turned into a public error at the API boundary."""
-
-    def __init__(
-        self, error: type[JSONParseError], message: str, position: int, *, final: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-        self.position = position
-        # Truncation and hard limits end the search for other JSON candidates.
-        self.final = final or error is TruncatedJSONError
-
-    def public(self) -> JSONParseError:
-        """The public error to raise for this failure."""
-        return self.error(self.message, position=self.position)
-
-
-def reject_constant(name: str) -> Any:
-    """Decoder hook: NaN and Infinity are not JSON, so stop the decoder at them."""
-    raise NonFinite(name)
+_FLUSH: Final = 512
+"""Output pieces gathered before they are joined, so that tiny pieces stay few."""
 
 
 def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
@@ -105,30 +89,34 @@ def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict
     return build
 
 
-def _line_col(text: str, pos: int) -> str:
-    line = text.count("\n", 0, pos) + 1
-    return f"line {line}, column {pos - text.rfind(chr(10), 0, pos)}"
-
-
 class Rewriter:
     """One pass from `start` that copies JSON through and rewrites what needs repair.
 
     It stops after the value that began at `start` closes, at a closing code fence,
     or at the end of the text. Strict JSON validation is left to the C decoder.
+
+    Most repairs keep the length (quotes, literals, comments become spaces, a
+    dropped comma becomes a space), so source and output positions stay aligned;
+    a mark is kept only where they drift apart, for error positions.
     """
 
-    def __init__(self, text: str, start: int) -> None:
+    def __init__(self, text: str, start: int, limits: Limits) -> None:
         self.text = text
         self.start = start
         self.pos = start
+        self.limits = limits
+        self.chunks: list[str] = []
         self.out: list[str] = []
         self.olen = 0
-        self.marks_out: list[int] = []
-        self.marks_src: list[int] = []
+        self.marks_out = array("q", [0])
+        self.marks_src = array("q", [start])
         self.depth = 0
         self.counts: dict[str, int] = {}
         self.reached_end = False
-        self._mark()
+        # A comma (and the blanks after it) held back until we see whether a
+        # closing bracket follows, which makes it a trailing comma to drop.
+        self.held = False
+        self.blank = 0
 
     def run(self) -> int:
         """Scan to the end of the value and return the position just after it."""
@@ -152,49 +140,48 @@ class Rewriter:
         ended = False
         closes = piece.count("}") + piece.count("]")
         opens = piece.count("{") + piece.count("[")
-        if closes >= self.depth or self.depth + opens > MAX_DEPTH:
+        if closes >= self.depth or self.depth + opens > self.limits.max_depth:
             cut = self._walk(piece)
             piece, ended = (piece[:cut], True) if cut else (piece, False)
         else:
             self.depth += opens - closes
         end = self.pos + len(piece)
         if closes:
-            piece = self._drop_run_commas(piece)
+            piece, dropped = _TRAILING_COMMA.subn(" ", piece)
+            self._count("trailing_comma", dropped)
         if quoted:
-            self._put(piece.replace("'", '"'), end, "single_quotes", piece.count("'") // 2)
-        else:
-            self._put(piece, end)
+            self._count("single_quotes", piece.count("'") // 2)
+            piece = piece.replace("'", '"')
+        self._put(piece, end)
         return ended
-
-    def _drop_run_commas(self, piece: str) -> str:
-        if _LEADING_CLOSE.match(piece):
-            self._drop_trailing_comma()
-        fixed, dropped = _TRAILING_COMMA.subn(r"\1", piece)
-        if dropped:
-            self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + dropped
-            # Each dropped comma shifts what follows it: mark it for error positions.
-            for number, comma in enumerate(_TRAILING_COMMA.finditer(piece)):
-                self.marks_out.append(self.olen + comma.start() - number)
-                self.marks_src.append(self.pos + comma.start() + 1)
-        return fixed
 
     def _walk(self, piece: str) -> int:
         """Track depth bracket by bracket; return where the value closes, or 0."""
         for bracket in _BRACKET.finditer(piece):
             self.depth += 1 if bracket.group() in "{[" else -1
-            if self.depth > MAX_DEPTH:
+            if self.depth > self.limits.max_depth:
                 self.pos += bracket.start()
-                raise self._fail(MalformedJSONError, _depth_message(), final=True)
+                raise self._fail(depth_message(self.limits), final=True)
             if self.depth < 0:
                 self.pos += bracket.start()
-                raise self._fail(MalformedJSONError, f"unmatched {bracket.group()!r}")
+                raise self._fail(f"unmatched {bracket.group()!r}")
             if self.depth == 0 and bracket.group() in "}]":
                 return bracket.end()
         return 0
 
+    def output(self) -> str:
+        """The rewritten text so far, a held comma kept."""
+        if self.held:
+            self._release(drop=False)
+        self.chunks.append("".join(self.out))
+        self.out = []
+        joined = "".join(self.chunks)
+        self.chunks = [joined]
+        return joined
+
     def decode(self, duplicates: list[str]) -> Any:
         """Decode the rewritten text strictly, recording duplicate keys."""
-        repaired = "".join(self.out)
+        repaired = self.output()
         if not repaired.strip():
             raise Fail(MalformedJSONError, "no JSON value found", self.start)
         return self._strict(repaired, duplicates)
@@ -203,28 +190,25 @@ class Rewriter:
         """Called on truncation: raise if the text before the cut is not valid JSON."""
         self.reached_end = True
         try:
-            self._strict("".join(self.out), [])
+            self._strict(self.output(), [])
         except Fail as fail:
             if fail.error is TruncatedJSONError:
                 return
             raise
-        raise self._fail(MalformedJSONError, "unexpected text after the JSON value")
+        raise self._fail("unexpected text after the JSON value")
 
     def _strict(self, repaired: str, duplicates: list[str]) -> Any:
-        decoder = json.JSONDecoder(
-            parse_constant=reject_constant, object_pairs_hook=_pairs_hook(duplicates)
-        )
+        # Raw control characters are a repair we allow, so strict=False.
+        decoder = checked_decoder(self.limits, _pairs_hook(duplicates), strict=False)
         try:
             return decoder.decode(repaired)
         except json.JSONDecodeError as err:
             raise self._decode_failure(err, repaired) from None
+        except BadNumber as bad:
+            found = self.text.find(bad.literal, self.start)
+            raise malformed(bad.message, found if found >= 0 else self.start, final=True) from None
         except RecursionError:
-            raise self._fail(MalformedJSONError, _depth_message(), final=True) from None
-        except ValueError:
-            # The only other ValueError is Python's limit on the digits of an integer.
-            raise self._fail(
-                MalformedJSONError, "a number has too many digits", final=True
-            ) from None
+            raise self._fail(depth_message(self.limits), final=True) from None
 
     def repairs(self) -> list[Repair]:
         """One repair per kind found, with a count-aware sentence."""
@@ -238,27 +222,53 @@ class Rewriter:
         if self.reached_end and err.pos >= len(repaired.rstrip()):
             return Fail(TruncatedJSONError, "the JSON ends before it is complete", len(self.text))
         index = bisect_right(self.marks_out, err.pos) - 1
-        pos = self.marks_src[index] + err.pos - self.marks_out[index] if index >= 0 else 0
-        pos = min(pos, len(self.text))
-        return Fail(MalformedJSONError, f"{err.msg} ({_line_col(self.text, pos)})", pos)
+        pos = self.marks_src[index] + err.pos - self.marks_out[index]
+        return malformed(err.msg, min(pos, len(self.text)))
 
-    def _fail(self, error: type[JSONParseError], message: str, *, final: bool = False) -> Fail:
-        if error is TruncatedJSONError:
-            return Fail(error, message, len(self.text))
-        return Fail(error, f"{message} ({_line_col(self.text, self.pos)})", self.pos, final=final)
+    def _fail(self, message: str, *, final: bool = False) -> Fail:
+        return malformed(message, self.pos, final=final)
 
-    def _put(self, replacement: str, end: int, kind: str | None = None, count: int = 1) -> None:
-        self.out.append(replacement)
-        self.olen += len(replacement)
-        self.pos = end
-        self._mark()
-        if kind is not None:
+    def _truncated(self, message: str) -> Fail:
+        return Fail(TruncatedJSONError, message, len(self.text))
+
+    def _count(self, kind: str, count: int = 1) -> None:
+        if count:
             self.counts[kind] = self.counts.get(kind, 0) + count
 
-    def _mark(self) -> None:
-        # Called after each edit: from here on, output and source differ by a new offset.
-        self.marks_out.append(self.olen)
-        self.marks_src.append(self.pos)
+    def _put(self, piece: str, end: int, kind: str | None = None) -> None:
+        """Write `piece` in place of the source up to `end`."""
+        self._write(piece)
+        self.olen += len(piece)
+        self.pos = end
+        if self.pos - self.olen != self.marks_src[-1] - self.marks_out[-1]:
+            self.marks_out.append(self.olen)
+            self.marks_src.append(self.pos)
+        if kind is not None:
+            self._count(kind)
+
+    def _write(self, piece: str) -> None:
+        if not piece:
+            return
+        if self.held:
+            if piece.isspace():
+                self.blank += len(piece)
+                return
+            self._release(drop=_LEADING_CLOSE.match(piece) is not None)
+        if piece[-1] in ", \t\r\n":
+            body = piece.rstrip()
+            if body.endswith(","):
+                self.held, self.blank = True, len(piece) - len(body)
+                piece = body[:-1]
+        self.out.append(piece)
+        if len(self.out) >= _FLUSH:
+            self.chunks.append("".join(self.out))
+            self.out = []
+
+    def _release(self, *, drop: bool) -> None:
+        """Write the held comma back (as a space when it was a trailing comma)."""
+        self.held = False
+        self.out.append(" " * (self.blank + 1) if drop else "," + " " * self.blank)
+        self._count("trailing_comma", drop)
 
     def _token(self) -> bool:
         char = self.text[self.pos]
@@ -269,36 +279,21 @@ class Rewriter:
             return self._word()
         return self._other()
 
-    def _drop_trailing_comma(self) -> None:
-        """Remove a comma left in earlier output, e.g. before a comment and a bracket."""
-        for index in range(len(self.out) - 1, -1, -1):
-            original = self.out[index]
-            piece = original.rstrip()
-            if not piece:
-                continue
-            if piece.endswith(","):
-                self.out[index] = piece[:-1]
-                self.olen -= len(original) - len(piece) + 1
-                self._mark()
-                self.counts["trailing_comma"] = self.counts.get("trailing_comma", 0) + 1
-            return
-
     def _double_quote(self) -> bool:
         # Only reached when the fast pattern rejected the string: it is unterminated,
         # holds raw control characters, or holds brackets.
         end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
         if end >= len(self.text) or self.text[end] != '"':
-            raise self._fail(TruncatedJSONError, "the text ends inside a string")
-        body = self.text[self.pos + 1 : end]
-        fixed = _CONTROL.sub(_escape_char, body)
-        self._put(f'"{fixed}"', end + 1, "control_character" if fixed != body else None)
+            raise self._truncated("the text ends inside a string")
+        raw = _CONTROL.search(self.text, self.pos + 1, end) is not None
+        self._put(self.text[self.pos : end + 1], end + 1, "control_character" if raw else None)
         return False
 
     def _quoted(self) -> bool:
         closers, kind = _QUOTES[self.text[self.pos]]
         end = self._find_close(_QUOTE_CLOSE[closers])
-        body = self.text[self.pos + 1 : end]
-        self._put(f'"{_QUOTE_FIX.sub(_fix_quoted, body)}"', end + 1, kind)
+        body = self.text[self.pos + 1 : end].replace("\\'", "'").replace('"', '\\"')
+        self._put(f'"{body}"', end + 1, kind)
         return False
 
     def _find_close(self, closer: re.Pattern[str]) -> int:
@@ -310,7 +305,7 @@ class Rewriter:
             if (end - before) % 2 == 0:  # not escaped
                 return end
             scan = end + 1
-        raise self._fail(TruncatedJSONError, "the text ends inside a string")
+        raise self._truncated("the text ends inside a string")
 
     def _slash(self) -> bool:
         text, pos = self.text, self.pos
@@ -319,7 +314,7 @@ class Rewriter:
         if text.startswith("/*", pos):
             end = text.find("*/", pos + 2)
             if end < 0:
-                raise self._fail(TruncatedJSONError, "the text ends inside a comment")
+                raise self._truncated("the text ends inside a comment")
             return self._comment(end + 2)
         return self._other()
 
@@ -327,7 +322,8 @@ class Rewriter:
         return self._comment(self.text.find("\n", self.pos))
 
     def _comment(self, end: int) -> bool:
-        self._put(" ", len(self.text) if end < 0 else end, "comment")
+        end = len(self.text) if end < 0 else end
+        self._put(" " * (end - self.pos), end, "comment")
         return False
 
     def _backtick(self) -> bool:
@@ -338,7 +334,7 @@ class Rewriter:
 
     def _minus(self) -> bool:
         if self.text.startswith("-Infinity", self.pos):
-            raise self._fail(MalformedJSONError, _non_finite_message("-Infinity"), final=True)
+            raise self._fail(_non_finite_message("-Infinity"), final=True)
         return self._other()
 
     def _python_literal(self) -> bool:
@@ -353,21 +349,21 @@ class Rewriter:
         word = _WORD.match(text, self.pos).group()  # type: ignore[union-attr]
         end = self.pos + len(word)
         if self.depth > 0 and _KEY_AFTER.match(text, end):
-            self._put(json.dumps(word), end, "unquoted_key")
+            self._put(f'"{word}"', end, "unquoted_key")
         elif word in _NON_FINITE:
-            raise self._fail(MalformedJSONError, _non_finite_message(word), final=True)
+            raise self._fail(_non_finite_message(word), final=True)
         elif _TO_END.fullmatch(text, end) and (
             self.depth > 0 or any(name.startswith(word) for name in _LITERAL_NAMES)
         ):
-            raise self._fail(TruncatedJSONError, "the text ends inside a value")
+            raise self._truncated("the text ends inside a value")
         else:
-            raise self._fail(MalformedJSONError, f"unexpected word {word[:40]!r}")
+            raise self._fail(f"unexpected word {word[:40]!r}")
         return False
 
     def _other(self) -> bool:
         if _INCOMPLETE.fullmatch(self.text, self.pos):
-            raise self._fail(TruncatedJSONError, "the text ends inside a number")
-        raise self._fail(MalformedJSONError, f"unexpected character {self.text[self.pos]!r}")
+            raise self._truncated("the text ends inside a number")
+        raise self._fail(f"unexpected character {self.text[self.pos]!r}")
 
 
 _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
@@ -379,21 +375,6 @@ _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
     **dict.fromkeys("TFN", Rewriter._python_literal),
     **dict.fromkeys(_QUOTES, Rewriter._quoted),
 }
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def _fix_quoted(match: re.Match[str]) -> str:
-    found = match.group()
-    if found == "\\'":
-        return "'"
-    return '\\"' if found == '"' else _escape_char(match)
-
-
-def _depth_message() -> str:
-    return f"the JSON is nested deeper than {MAX_DEPTH} levels"
 
 
 def _non_finite_message(word: str) -> str:
