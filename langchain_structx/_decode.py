@@ -20,6 +20,7 @@ from langchain_structx.limits import Limits
 
 __all__ = (
     "BadNumber",
+    "all_finite",
     "Fail",
     "checked_decoder",
     "depth_message",
@@ -156,6 +157,20 @@ def too_deep(text: str, limits: Limits) -> bool:
     if b'"' in kept:
         kept = b"".join(kept.split(b'"')[::2])
     return max(accumulate(map(_STEP.__getitem__, kept)), default=0) > limits.max_depth
+
+
+def all_finite(value: Any) -> bool:
+    """Whether no float anywhere in a JSON value is infinite or NaN."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and node - node != 0:
+            return False
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
 
 
 def depth_message(limits: Limits) -> str:

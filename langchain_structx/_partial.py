@@ -28,8 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-MAX_DEPTH: Final = 1000
-"""Deepest nesting of objects and arrays accepted, here and by `parse_json`."""
+from langchain_structx.limits import DEFAULT_LIMITS
 
 _START, _FENCE, _PROSE, _VALUE, _KEY, _COLON, _AFTER = range(7)
 _STRING, _NUMBER, _LITERAL, _SCALAR_DONE, _DONE = range(7, 12)
@@ -62,9 +61,13 @@ class PartialJSONParser:
     The value returned by `feed` is a live object that later feeds keep growing in
     place; callers must not mutate it, and should copy it (for example through
     `json.dumps`) to keep a snapshot.
+
+    Args:
+        max_depth: Deepest nesting read; the value freezes at a deeper bracket.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_depth: int = DEFAULT_LIMITS.max_depth) -> None:
+        self._max_depth = max_depth
         self._chunks: list[str] = []
         self._joined = ""
         self._pending = ""
@@ -203,7 +206,7 @@ class PartialJSONParser:
         return self._open(text[found.start()], found.start())
 
     def _open(self, bracket: str, index: int) -> int:
-        if len(self._stack) >= MAX_DEPTH:
+        if len(self._stack) >= self._max_depth:
             self._state = _DONE
             return index
         container: _Container = {} if bracket == "{" else []

@@ -39,7 +39,9 @@ from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from pydantic_core import from_json
 from typing_extensions import TypedDict
 
+from langchain_structx._decode import all_finite, needs_number_checks
 from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx.limits import DEFAULT_LIMITS
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
 
@@ -48,7 +50,7 @@ EVENT_NAME: Final = "structured_output"
 MIN_STEP = 16
 """Fewest new characters before the partial answer is read again."""
 _GROWTH = 0.5
-_NUMBER_TAIL = frozenset("0123456789+-.eE")
+_NUMBER_TAIL = "0123456789+-.eE"
 
 
 class StructuredOutputEvent(TypedDict):
@@ -80,18 +82,25 @@ def partial_value(text: str) -> Any:
     start = _json_start(text)
     if start < 0:
         return None
-    body = text[start:].rstrip()
-    while body and body[-1] in _NUMBER_TAIL:
-        body = body[:-1]
+    # One strip for the whole number tail: trimming one character at a time
+    # would copy the text once per digit, which is quadratic in a long number.
+    body = text[start:].rstrip().rstrip(_NUMBER_TAIL)
     try:
-        return from_json(body, allow_partial="trailing-strings")
-    except ValueError:
+        value = from_json(body, allow_partial="trailing-strings")
+    except ValueError:  # also numbers pydantic-core refuses, and deep nesting
         return None
+    # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the
+    # end, so show nothing rather than a value no JSON encoder will write.
+    if needs_number_checks(body, DEFAULT_LIMITS) and not all_finite(value):
+        return None
+    return value
 
 
 def _json_start(text: str) -> int:
-    positions = [p for p in (text.find("{"), text.find("[")) if p >= 0]
-    return min(positions) if positions else -1
+    brace = text.find("{")
+    # Only look for a bracket before the brace: each search is then bounded.
+    bracket = text.find("[", 0, len(text) if brace < 0 else brace)
+    return brace if bracket < 0 else bracket
 
 
 class _Buffer:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from langchain_structx._parse import PartialJSONParser, parse_partial
+from langchain_structx.limits import DEFAULT_LIMITS
 
 
 def stream(text: str, size: int = 4) -> list[Any]:
@@ -122,7 +123,13 @@ def test_deep_nesting_is_capped() -> None:
     while isinstance(value, list) and value:
         value = value[0]
         depth += 1
-    assert depth == 999
+    assert depth == DEFAULT_LIMITS.max_depth - 1
+
+
+def test_depth_cap_follows_the_given_limit() -> None:
+    parser = PartialJSONParser(max_depth=3)
+    value = parser.feed("[[[[[1]]]]]")
+    assert value == [[[]]]
 
 
 def test_streaming_cost_is_linear() -> None:
