@@ -55,7 +55,6 @@ from langchain_core.outputs import LLMResult
 from pydantic import TypeAdapter
 
 from langchain_structx import (
-    FALLBACKS,
     AutoStrategy,
     PromptedStrategy,
     ProviderStrategy,
@@ -454,7 +453,6 @@ def main() -> int:
     if not args.no_server and server_ok:
         with llama_server(default_model_path(), args.threads) as (base_url, model_id):
             remote = openai_model(base_url, model_id, args.max_tokens)
-            FALLBACKS.forget()
             http = [
                 Config(
                     "auto (HTTP)",

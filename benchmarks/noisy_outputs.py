@@ -24,7 +24,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from langchain_structx import _capabilities
 from langchain_structx.errors import StructuredOutputRefusal
 from langchain_structx.middleware import create_agent
 from langchain_structx.strategies import ProviderStrategy, ToolStrategy
@@ -404,7 +403,6 @@ def ours(case: Case) -> Outcome:
         if case.strategy == "tool"
         else ProviderStrategy(schema_of(case))
     )
-    _capabilities.FALLBACKS.forget()
     agent = create_agent(model, [lookup], response_format=strategy)
     try:
         result = agent.invoke(INPUT, {"recursion_limit": RECURSION_LIMIT})

@@ -6,11 +6,12 @@ Examples:
     'ToolStrategy'
 """
 
-from langchain_structx._capabilities import FALLBACKS, FallbackMemory
+from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._version import __version__
 from langchain_structx.errors import (
     AttemptError,
     DialectError,
+    ErrorHandlerError,
     InvalidOutputError,
     JSONParseError,
     MalformedJSONError,
@@ -55,11 +56,11 @@ from langchain_structx.strategies import (
 )
 
 __all__ = (
-    "FALLBACKS",
     "AttemptError",
     "AutoStrategy",
     "DialectError",
     "ErrorContext",
+    "ErrorHandlerError",
     "FallbackMemory",
     "FallbackRecord",
     "HandleErrors",

@@ -1,16 +1,21 @@
 """What a model can do, what its provider rejected, and what we remember of it.
 
 `AutoStrategy` reads the model's profile (and, failing that, its name) to order
-the strategies. When a provider rejects a request at run time, the rejected
-strategy is remembered per model identity for the rest of the process, so later
-runs skip the round trip. The memory is guarded by a lock: agents are run from
-many threads.
+the strategies. When a provider rejects a request at run time, the next strategy
+is tried in the same run. A rejection that is about our structured-output
+request itself (not a user's tool, not a server error) is also remembered, per
+model identity, in the `FallbackMemory` of the agent or node that saw it, for
+`FALLBACK_TTL_SECONDS`, so its later runs skip the round trip. The memory is
+guarded by a lock: agents are run from many threads.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from langchain.agents import factory as _langchain_factory
@@ -32,8 +37,34 @@ _REJECTION_WORDS = (
 )
 
 
+# Words that place a 400 on our structured-output request itself, so that the
+# rejection holds for every later run of the same model.
+_LASTING_WORDS = (
+    "response_format",
+    "response format",
+    "json_schema",
+    "json schema",
+    "json_object",
+    "structured output",
+    "json mode",
+    "tool_choice",
+    "tool choice",
+)
+
+_CREDENTIAL_ATTRS = (
+    "openai_api_key",
+    "anthropic_api_key",
+    "google_api_key",
+    "api_key",
+    "xai_api_key",
+)
+
+
 def model_identity(model: Any) -> str:
-    """A stable identity for a model: its class, name and endpoint.
+    """A stable identity for a model: its class, name, endpoint and credentials.
+
+    Credentials are reduced to a short hash, so two tenants' clients of the same
+    endpoint stay apart without the secret being stored.
 
     Examples:
         >>> class M:
@@ -43,7 +74,42 @@ def model_identity(model: Any) -> str:
     """
     name = _first_attr(model, ("model_name", "model", "model_id", "deployment_name"))
     endpoint = _first_attr(model, ("openai_api_base", "base_url", "endpoint", "api_base"))
-    return f"{type(model).__name__}:{name}:{endpoint}"
+    identity = f"{type(model).__name__}:{name}:{endpoint}"
+    secret = _credential(model)
+    if secret is None:
+        return identity
+    digest = hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()[:16]
+    return f"{identity}:key-{digest}"
+
+
+def _credential(model: Any) -> str | None:
+    for attr in _CREDENTIAL_ATTRS:
+        value = getattr(model, attr, None)
+        reveal = getattr(value, "get_secret_value", None)
+        if callable(reveal):
+            value = reveal()
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def tool_names(tools: Iterable[Any]) -> frozenset[str]:
+    """Names of tools given as `BaseTool`s, OpenAI-format dicts or functions.
+
+    Examples:
+        >>> def search(query: str) -> str: ...
+        >>> sorted(tool_names([search, {"type": "function", "function": {"name": "f"}}]))
+        ['f', 'search']
+    """
+    found: set[str] = set()
+    for tool in tools:
+        if isinstance(tool, dict):
+            name = (tool.get("function") or {}).get("name") or tool.get("name")
+        else:
+            name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+        if isinstance(name, str):
+            found.add(name)
+    return frozenset(found)
 
 
 def _first_attr(model: Any, names: Iterable[str]) -> str:
@@ -109,23 +175,57 @@ def model_dialect(model: Any) -> Dialect | None:
     return None
 
 
-def is_rejection(error: BaseException, strategy: StrategyName) -> bool:
+def is_rejection(
+    error: BaseException, strategy: StrategyName, user_tools: frozenset[str] = frozenset()
+) -> bool:
     """Whether `error` means the provider refused the request for `strategy`.
 
     Rejections are: `NotImplementedError` (no tool or format support), an HTTP
     400/422 that names the response format, schema or tools, an HTTP 500 to a
     native-format request (llama.cpp's server answers an unsupported format so),
-    and Workers AI's "JSON Mode couldn't be met".
+    and Workers AI's "JSON Mode couldn't be met". A 400 that names one of the
+    user's own tools is about that tool: asking another way would not help.
     """
     if isinstance(error, NotImplementedError):
         return True
-    text = str(error).lower()
-    if "json mode couldn't be met" in text:
+    text = str(error)
+    lowered = text.lower()
+    if "json mode couldn't be met" in lowered:
         return True
     status = _status(error)
     if status in (400, 422):
-        return any(word in text for word in _REJECTION_WORDS)
+        named = any(word in lowered for word in _REJECTION_WORDS)
+        return named and not _names_any(text, user_tools)
     return status == 500 and strategy == "provider"
+
+
+def is_lasting(
+    error: BaseException, ours: frozenset[str], user_tools: frozenset[str] = frozenset()
+) -> bool:
+    """Whether a rejection will hold for later runs, so it is worth remembering.
+
+    Only a refusal of our own request is: a missing integration
+    (`NotImplementedError`), or a 400/422 naming our response format, JSON
+    mode, tool choice or one of our structured tools `ours`, and none of the
+    user's tools. A server error (5xx) may pass, so it is never remembered.
+    """
+    if isinstance(error, NotImplementedError):
+        return True
+    text = str(error)
+    lowered = text.lower()
+    status = _status(error)
+    if status is not None and status >= 500:
+        return False
+    if "json mode couldn't be met" in lowered:
+        return True
+    if status not in (400, 422) or _names_any(text, user_tools):
+        return False
+    return any(word in lowered for word in _LASTING_WORDS) or _names_any(text, ours)
+
+
+def _names_any(text: str, names: frozenset[str]) -> bool:
+    # Whole names only: a tool called "a" must not match every message.
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in names if name)
 
 
 def _status(error: BaseException) -> int | None:
@@ -135,8 +235,24 @@ def _status(error: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+FALLBACK_TTL_SECONDS = 3600.0
+"""How long a remembered rejection holds before the preferred strategy is tried again."""
+
+FALLBACK_MAX_MODELS = 1024
+"""Most model identities one memory holds; the oldest entry is dropped past it."""
+
+
 class FallbackMemory:
     """Strategies each model identity has rejected, shared across threads.
+
+    Every agent and node has its own memory; pass one memory to several of them
+    (`StructuredOutputMiddleware(..., fallback_memory=memory)`) to share what
+    they learn. Entries expire after `ttl_seconds`, so a provider that gains a
+    feature, or a passing fault, is not avoided for ever.
+
+    Args:
+        ttl_seconds: How long a rejection is remembered.
+        clock: Monotonic time source (tests pass a fake one).
 
     Examples:
         >>> memory = FallbackMemory()
@@ -145,19 +261,37 @@ class FallbackMemory:
         frozenset({'provider'})
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        ttl_seconds: float = FALLBACK_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (int, float)):
+            raise TypeError(f"ttl_seconds must be a number, got {ttl_seconds!r}")
+        if not ttl_seconds > 0:
+            raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
+        self.ttl_seconds = float(ttl_seconds)
+        self._clock = clock
         self._lock = threading.Lock()
-        self._rejected: dict[str, set[StrategyName]] = {}
+        self._rejected: dict[str, dict[StrategyName, float]] = {}
 
     def rejected(self, key: str) -> frozenset[StrategyName]:
-        """Strategies rejected so far for `key`."""
+        """Strategies rejected for `key` and not yet expired."""
+        now = self._clock()
         with self._lock:
-            return frozenset(self._rejected.get(key, ()))
+            found = self._rejected.get(key, {})
+            return frozenset(s for s, until in found.items() if until > now)
 
     def remember(self, key: str, strategy: StrategyName) -> None:
         """Record that the model `key` rejected `strategy`."""
+        until = self._clock() + self.ttl_seconds
         with self._lock:
-            self._rejected.setdefault(key, set()).add(strategy)
+            entry = self._rejected.pop(key, {})
+            entry[strategy] = until
+            self._rejected[key] = entry  # re-inserted: the dict keeps recency order
+            while len(self._rejected) > FALLBACK_MAX_MODELS:
+                del self._rejected[next(iter(self._rejected))]
 
     def forget(self, key: str | None = None) -> None:
         """Forget one model's rejections, or every model's when `key` is None."""
@@ -168,14 +302,10 @@ class FallbackMemory:
                 self._rejected.pop(key, None)
 
 
-FALLBACKS = FallbackMemory()
-"""The process-wide memory used by `AutoStrategy`."""
-
-
 def auto_order(
     model: Any,
     preferred: tuple[StrategyName, ...],
-    memory: FallbackMemory = FALLBACKS,
+    memory: FallbackMemory,
     tools: Sequence[Any] = (),
 ) -> tuple[StrategyName, ...]:
     """Strategies to try for `model`, best first, skipping remembered rejections."""

@@ -12,10 +12,7 @@ again. `Progress` (a plain dict kept in the state) carries the count across.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import threading
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -29,14 +26,26 @@ from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
     AttemptError,
     DialectError,
+    ErrorHandlerError,
     ProviderRejectedError,
     StructuredOutputRetryError,
+    clip,
 )
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
-from langchain_structx.strategies import ErrorContext, StrategyName
+from langchain_structx.strategies import ErrorContext, ErrorPolicy, StrategyName
 
 ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 """Default feedback, worded as LangChain words it."""
+
+REASON_CHARS = 200
+"""Longest provider message quoted in a fallback record."""
+
+SEE_ABOVE = "Error: see the message for the first structured call."
+"""Feedback for the structured calls of a message past the first `FULL_REPLIES`,
+so that thousands of calls do not each cost a full feedback message."""
+
+FULL_REPLIES = 8
+"""Structured calls of one message that each get the full feedback, as in LangChain."""
 
 
 class Progress(TypedDict):
@@ -59,6 +68,8 @@ class CallModel:
     spec: CallSpec
     history: tuple[BaseMessage, ...]
     attempt: int = 1
+    offload_chars: int | None = None
+    """In async runs, a reply larger than this is read on a worker thread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +117,7 @@ class _Run:
         self.progress["usage"] = _tokens(usage)
 
     def fallback(self, old: StrategyName, new: StrategyName, error: BaseException) -> None:
-        reason = f"{type(error).__name__}: {str(error)[:200]}"
+        reason = clip(f"{type(error).__name__}: {error}", REASON_CHARS)
         self.progress["fallbacks"].append(
             {"from_strategy": old, "to_strategy": new, "reason": reason}
         )
@@ -115,13 +126,15 @@ class _Run:
         error.attempt = self.progress["attempts"]
         error.usage = _usage(self.progress["usage"])
         self.errors.append(error)
-        self.progress["errors"].append(f"{error.kind}: {error}")
+        limit = self.plan.limits.max_feedback_chars
+        self.progress["errors"].append(clip(f"{error.kind}: {error}", limit))
         self.progress["kinds"].append(error.kind)
 
     def finish(
         self, strategy: StrategyName, found: Found, messages: list[BaseMessage]
     ) -> RunResult:
-        self.progress["repairs"].extend(f"{r.kind}: {r.detail}" for r in found.repairs)
+        limit = self.plan.limits.max_feedback_chars
+        self.progress["repairs"].extend(clip(f"{r.kind}: {r.detail}", limit) for r in found.repairs)
         report: StructuredReport = {
             "strategy": strategy,
             "variant": found.variant,
@@ -177,7 +190,7 @@ def attempt_loop(
     model: Any,
     state: Mapping[str, Any],
     progress: Progress | None = None,
-    memory: caps.FallbackMemory = caps.FALLBACKS,
+    memory: caps.FallbackMemory | None = None,
     tools: Sequence[Any] = (),
 ) -> Generator[Step, Any, RunResult]:
     """Ask for structured output until it validates, retries run out, or tools must run.
@@ -187,7 +200,8 @@ def attempt_loop(
         model: The chat model (for capabilities and identity only; never called here).
         state: Agent or graph state, shown to error handlers.
         progress: Bookkeeping carried over from an earlier step of the same run.
-        memory: Where rejected strategies are remembered.
+        memory: Where the agent or node remembers rejected strategies; None
+            remembers nothing beyond this run.
         tools: The caller's own tools (some models cannot combine them with
             native structured output).
 
@@ -196,7 +210,13 @@ def attempt_loop(
 
     Returns:
         What to add to the state.
+
+    Raises:
+        UserError: When a user tool is named like a variant.
     """
+    plan.check_tools(tools)
+    memory = memory if memory is not None else caps.FallbackMemory()
+    user_tools = caps.tool_names(tools)
     run = _Run(plan, state, progress or new_progress())
     order = plan.candidates
     if plan.auto:
@@ -210,12 +230,15 @@ def attempt_loop(
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fall_back(run, order, exc)
             continue
+        step = CallModel(
+            spec, tuple(run.history), run.progress["attempts"] + 1, plan.limits.offload_chars
+        )
         try:
-            message = yield CallModel(spec, tuple(run.history), run.progress["attempts"] + 1)
+            message = yield step
         except Exception as exc:
-            if not (plan.auto and caps.is_rejection(exc, strategy)):
+            if not (plan.auto and caps.is_rejection(exc, strategy, user_tools)):
                 raise
-            memory.remember(caps.model_identity(model), strategy)
+            _remember(plan, memory, model, strategy, exc, user_tools)
             order = _fall_back(run, order, exc)
             continue
         seen = interpret(plan, spec, message)
@@ -229,6 +252,19 @@ def attempt_loop(
         if seen.ordinary_calls:
             return run.pending([message, *replies])
         run.history.extend([message, *replies])
+
+
+def _remember(
+    plan: Plan,
+    memory: caps.FallbackMemory,
+    model: Any,
+    strategy: StrategyName,
+    error: Exception,
+    user_tools: frozenset[str],
+) -> None:
+    ours = plan.tool_names | {plan.output_name()}
+    if caps.is_lasting(error, ours, user_tools):
+        memory.remember(caps.model_identity(model), strategy)
 
 
 def _fall_back(
@@ -246,16 +282,38 @@ def _fall_back(
 def _success(plan: Plan, message: AIMessage, found: Found) -> list[BaseMessage]:
     if found.call_id is None:
         return [message]
-    content = plan.tool_message_content or f"Returning structured response: {found.value}"
+    content = plan.tool_message_content or (
+        f"Returning structured response: {render(found.value, plan.limits.max_feedback_chars)}"
+    )
     reply = ToolMessage(content=content, tool_call_id=found.call_id, name=found.variant)
     return [message, reply]
+
+
+def render(value: Any, limit: int) -> str:
+    """`str(value)` cut to `limit`, or the type's name when it cannot be rendered.
+
+    A valid answer must never be lost to its own rendering: a deeply nested
+    value can exhaust the recursion limit of `repr`.
+
+    Examples:
+        >>> render({"a": 1}, 100)
+        "{'a': 1}"
+    """
+    try:
+        return clip(str(value), limit)
+    except Exception:  # noqa: BLE001 - any failure to render falls back to the type
+        return f"<{type(value).__name__}>"
 
 
 def _feedback_messages(failed: Failed, feedback: str) -> list[BaseMessage]:
     if failed.call_ids:
         return [
-            ToolMessage(content=feedback, tool_call_id=call_id, name=name)
-            for call_id, name in failed.call_ids
+            ToolMessage(
+                content=feedback if n < FULL_REPLIES else SEE_ABOVE,
+                tool_call_id=call_id,
+                name=name,
+            )
+            for n, (call_id, name) in enumerate(failed.call_ids)
         ]
     return [HumanMessage(content=feedback)]
 
@@ -276,13 +334,33 @@ def _feedback(run: _Run, strategy: StrategyName, failed: Failed) -> Generator[St
         state=run.state,
         previous_errors=tuple(run.errors[:-1]),
     )
-    decision = _decide(run.plan.handle_errors, error, context)
+    decision = _decide(run.plan.policy, error, context)
     if isinstance(decision, str):
-        return decision
-    result = yield decision
+        return clip(decision, run.plan.limits.max_feedback_chars)
+    try:
+        result = yield decision
+    except StopIteration as exc:
+        raise _handler_error(run, error, "handle_errors raised StopIteration") from exc
+    except RuntimeError as exc:
+        # A coroutine turns an escaping StopIteration into this RuntimeError.
+        if not isinstance(exc.__cause__, StopIteration):
+            raise
+        stop = exc.__cause__
+        raise _handler_error(run, error, "handle_errors raised StopIteration") from stop
     if not isinstance(result, str):
-        raise TypeError(f"handle_errors must return a str, got {type(result).__name__}")
-    return result
+        problem = f"handle_errors must return a str, got {type(result).__name__}"
+        raise _handler_error(run, error, problem) from error
+    return clip(result, run.plan.limits.max_feedback_chars)
+
+
+def _handler_error(run: _Run, error: AttemptError, problem: str) -> ErrorHandlerError:
+    return ErrorHandlerError(
+        problem,
+        error=error,
+        ai_message=getattr(error, "ai_message", None),
+        attempt=run.progress["attempts"],
+        usage=_usage(run.progress["usage"]),
+    )
 
 
 def _out_of_retries(run: _Run, error: AttemptError) -> bool:
@@ -302,110 +380,19 @@ def _exhausted(run: _Run, error: AttemptError) -> Exception:
     )
 
 
-def _decide(handle_errors: Any, error: AttemptError, context: ErrorContext) -> str | Invoke:
-    """Turn the user's `handle_errors` into feedback text, a call to make, or a raise."""
-    default = ERROR_TEMPLATE.format(error=str(error))
-    if handle_errors is False:
+def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:
+    """Turn the compiled `handle_errors` into feedback text, a call to make, or a raise."""
+    if policy.mode == "raise":
         raise error
-    if error.kind == "refusal" and (handle_errors is True or isinstance(handle_errors, str)):
+    if policy.mode == "call":
+        assert policy.handler is not None  # compile_policy sets it for "call"
+        args = (error, context) if policy.with_context else (error,)
+        return Invoke(policy.handler, args)
+    if policy.types is not None and not isinstance(error, policy.types):
+        raise error
+    if policy.types is None and error.kind == "refusal":
         raise error  # a refusal is an answer, not a mistake: never retried by default
-    if handle_errors is True:
-        return default
-    if isinstance(handle_errors, str):
-        return handle_errors
-    if isinstance(handle_errors, type) or isinstance(handle_errors, tuple):
-        if isinstance(error, handle_errors):
-            return default
-        raise error
-    if _takes_context(handle_errors):
-        return Invoke(handle_errors, (error, context))
-    return Invoke(handle_errors, (error,))
-
-
-def _takes_context(fn: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [
-        p
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
-
-
-ModelCaller: TypeAlias = Callable[[CallModel], AIMessage]
-AsyncModelCaller: TypeAlias = Callable[[CallModel], Awaitable[AIMessage]]
-
-
-def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> RunResult:
-    """Run the loop synchronously."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = loop.throw(error) if error is not None else loop.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            send = call_model(step) if isinstance(step, CallModel) else _invoke_sync(step)
-        except StopIteration as exc:
-            # Thrown into a generator it would turn into a RuntimeError; keep it as is.
-            raise exc
-        except Exception as exc:
-            error = exc
-
-
-async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller) -> RunResult:
-    """Run the loop asynchronously."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = loop.throw(error) if error is not None else loop.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            if isinstance(step, CallModel):
-                send = await call_model(step)
-            else:
-                send = step.fn(*step.args)
-                if inspect.isawaitable(send):
-                    send = await send
-        except StopIteration as exc:
-            # Thrown into a generator it would turn into a RuntimeError; keep it as is.
-            raise exc
-        except Exception as exc:
-            error = exc
-
-
-def _invoke_sync(step: Invoke) -> Any:
-    result = step.fn(*step.args)
-    if not inspect.isawaitable(result):
-        return result
-    # An async handler in a sync run: finish it on a private loop in its own
-    # thread, which works whether or not this thread already runs a loop.
-    box: dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            box["value"] = asyncio.run(_await(result))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=runner, name="structx-handle-errors")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+    return policy.text if policy.text is not None else ERROR_TEMPLATE.format(error=str(error))
 
 
 def with_history(messages: Sequence[BaseMessage], step: CallModel) -> list[BaseMessage]:

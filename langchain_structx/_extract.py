@@ -241,9 +241,19 @@ def _decode_output(plan: Plan, parsed: Parsed, message: AIMessage) -> Found | Fa
     if not plan.schemas.is_union:
         return _validate(plan, plan.schemas.variants[0], parsed.value, message, parsed.repairs)
     value = parsed.value
-    if isinstance(value, dict) and ENVELOPE_KIND in value:
-        return _from_envelope(plan, value, message, parsed.repairs)
-    return _infer_kind(plan, value, message, parsed.repairs)
+    if not (isinstance(value, dict) and ENVELOPE_KIND in value):
+        return _infer_kind(plan, value, message, parsed.repairs)
+    # A variant may have a field called "kind" itself (a tagged union's usual
+    # discriminator). Only `{"kind": <variant>, "data": ...}` is taken as the
+    # envelope first; anything else, or an envelope that fails, is also tried
+    # as a bare variant, and the envelope's error is kept for the feedback.
+    enveloped = _from_envelope(plan, value, message, parsed.repairs)
+    if isinstance(enveloped, Found) and set(value) == {ENVELOPE_KIND, ENVELOPE_DATA}:
+        return enveloped
+    inferred = _infer_kind(plan, value, message, parsed.repairs)
+    if isinstance(inferred, Found):
+        return inferred
+    return enveloped
 
 
 def _from_envelope(

@@ -8,22 +8,25 @@ that ask the model for structured output. Nothing here calls a model.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_structx import _prompt
+from langchain_structx._capabilities import tool_names
 from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.strategies import (
     AutoStrategy,
+    ErrorPolicy,
     HandleErrors,
     PromptedStrategy,
     ProviderStrategy,
     StrategyName,
     ToolStrategy,
+    compile_policy,
 )
 
 ENVELOPE_KIND = "kind"
@@ -62,6 +65,7 @@ class Plan:
         candidates: Strategies to try, in order; explicit strategies have one.
         auto: Whether the strategy was chosen automatically.
         handle_errors: The user's error policy.
+        policy: The same policy, compiled once.
         max_retries: Retries allowed after the first attempt.
         coerce: Whether coercion of near-miss values is on.
         strict: Provider strict mode, or None.
@@ -80,6 +84,7 @@ class Plan:
     json_mode: bool = False
     tool_message_content: str | None = None
     limits: Limits = DEFAULT_LIMITS
+    policy: ErrorPolicy = field(default_factory=lambda: ErrorPolicy(mode="retry"))
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
     _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
 
@@ -87,6 +92,23 @@ class Plan:
     def tool_names(self) -> frozenset[str]:
         """Names of the artificial tools of the tool strategy."""
         return self.schemas.name_set
+
+    def check_tools(self, tools: Sequence[Any]) -> None:
+        """Refuse user tools named like a variant when the tool strategy may run.
+
+        Such a tool would be bound twice, and its calls taken for the answer.
+
+        Raises:
+            UserError: Naming the clashing tools.
+        """
+        if "tool" not in self.candidates or not tools:
+            return
+        clash = sorted(self.tool_names & tool_names(tools))
+        if clash:
+            raise UserError(
+                f"Tool name(s) {', '.join(clash)} clash with the structured-output "
+                "variants of the same name; rename the tool(s) or the schema(s)."
+            )
 
     def call_spec(self, strategy: StrategyName, *, dialect: Dialect | None = None) -> CallSpec:
         """Build the request pieces for `strategy`.
@@ -216,14 +238,44 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
 def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:
     body = copy.deepcopy(variant.json_schema)
     local = {**body.pop("definitions", {}), **body.pop("$defs", {})}
-    renames = {}
+    renames = _def_names(variant.name, local, defs)
     for name, sub in local.items():
-        target = name if defs.get(name, sub) == sub else f"{variant.name}__{name}"
-        renames[name] = target
-    rewritten = _rewrite_refs(body, renames)
-    for name, sub in local.items():
-        defs[renames[name]] = _rewrite_refs(sub, renames)
-    return rewritten  # type: ignore[no-any-return]
+        defs.setdefault(renames[name], _rewrite_refs(sub, renames))
+    return _rewrite_refs(body, renames)  # type: ignore[no-any-return]
+
+
+def _def_names(prefix: str, local: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, str]:
+    """Where each of a variant's definitions goes in the shared `$defs`.
+
+    A definition keeps its name only when the shared one is identical once its
+    own references are renamed; since renaming one definition can change
+    another that refers to it, this repeats until nothing moves (each round can
+    only move names, so it ends within `len(local)` rounds).
+    """
+    renames = {name: name for name in local}
+    taken = set(defs) | set(local)
+    moved = True
+    while moved:
+        moved = False
+        for name, sub in local.items():
+            if renames[name] != name or name not in defs:
+                continue
+            if defs[name] != _rewrite_refs(sub, renames):
+                renames[name] = _fresh(f"{prefix}__{name}", taken)
+                moved = True
+    return renames
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    found, n = name, 1
+    while found in taken:
+        n += 1
+        found = f"{name}_{n}"
+    taken.add(found)
+    return found
+
+
+_DEF_PREFIXES = ("#/$defs/", "#/definitions/")
 
 
 def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
@@ -233,10 +285,32 @@ def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
         return node
     out = {k: _rewrite_refs(v, renames) for k, v in node.items()}
     ref = out.get("$ref")
-    if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
-        name = ref.rsplit("/", 1)[-1]
-        out["$ref"] = f"#/$defs/{renames.get(name, name)}"
+    if isinstance(ref, str) and ref.startswith(_DEF_PREFIXES):
+        out["$ref"] = _renamed_ref(ref, renames)
     return out
+
+
+def _renamed_ref(ref: str, renames: Mapping[str, str]) -> str:
+    """`ref` pointed at the renamed definition, keeping any path inside it.
+
+    Examples:
+        >>> _renamed_ref("#/definitions/a~1b/properties/x", {"a/b": "V__a/b"})
+        '#/$defs/V__a~1b/properties/x'
+    """
+    rest = ref.split("/", 2)[2]
+    first, _, inside = rest.partition("/")
+    name = _unescape(first)
+    target = _escape(renames.get(name, name))
+    return f"#/$defs/{target}/{inside}" if inside else f"#/$defs/{target}"
+
+
+def _unescape(segment: str) -> str:
+    # JSON pointer order: "~1" before "~0", so "~01" reads as "~1", not "/".
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
 
 
 def build_plan(response_format: Any) -> Plan:
@@ -262,6 +336,7 @@ def build_plan(response_format: Any) -> Plan:
         "max_retries": strategy.max_retries,
         "coerce": strategy.coerce,
         "limits": strategy.limits,
+        "policy": compile_policy(strategy.handle_errors),
     }
     if isinstance(strategy, AutoStrategy):
         return Plan(

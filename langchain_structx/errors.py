@@ -25,10 +25,13 @@ catches LangChain's errors keeps working::
         │   ├── MissingOutputError      prose where a structured answer was required
         │   └── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError)
         ├── ProviderRejectedError       the provider refused the request itself
+        ├── ErrorHandlerError (+ TypeError) a handle_errors callable broke its contract
         └── StructuredOutputRetryError  every allowed attempt failed
 
 Run-time failures carry the attempt number, the last AI message and the token usage
 summed so far, so a caller can log or bill them without re-running anything.
+Messages that quote a model's text are cut to `MESSAGE_CHARS` characters, so a
+huge reply never becomes a huge exception (the full reply stays on `ai_message`).
 """
 
 from __future__ import annotations
@@ -56,6 +59,27 @@ FailureKind = Literal[
     "no_output",
 ]
 """What went wrong in one structured-output attempt."""
+
+MESSAGE_CHARS = 8_000
+"""Longest message of an exception built from model text; the rest is cut."""
+
+TRUNCATION_MARK = "... (truncated)"
+"""Appended where a text was cut to its bound."""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, marked when cut.
+
+    Examples:
+        >>> clip("abcdefghijklmnopqrstuvwxyz", 20)
+        'abcde... (truncated)'
+        >>> clip("short", 20)
+        'short'
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit - len(TRUNCATION_MARK), 0)
+    return (text[:keep] + TRUNCATION_MARK)[:limit]
 
 
 class StructxError(Exception):
@@ -167,8 +191,15 @@ class OutputValidationError(StructxError, ValueError):
         count = len(self.issues)
         noun = "problem" if count == 1 else "problems"
         lines = [f"{count} {noun} with {self.schema_name}:"]
-        lines.extend(f"- {issue}" for issue in self.issues)
-        return "\n".join(lines)
+        size = len(lines[0])
+        for issue in self.issues:
+            # Stop early: rendering every issue of a huge list only to cut it is waste.
+            line = clip(f"- {issue}", MESSAGE_CHARS)
+            size += len(line) + 1
+            lines.append(line)
+            if size > MESSAGE_CHARS:
+                break
+        return clip("\n".join(lines), MESSAGE_CHARS)
 
 
 class StructuredOutputFailure(StructxError, StructuredOutputError):
@@ -190,7 +221,7 @@ class StructuredOutputFailure(StructxError, StructuredOutputError):
     ) -> None:
         # LangChain's error classes take their own positional arguments; bypass
         # them so that every subclass here shares one constructor.
-        Exception.__init__(self, message)
+        Exception.__init__(self, clip(message, MESSAGE_CHARS))
         if ai_message is not None:
             self.ai_message = ai_message
         self.attempt = attempt
@@ -310,12 +341,12 @@ class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
         attempt: int = 1,
         usage: UsageMetadata | None = None,
     ) -> None:
-        self.refusal = refusal
+        self.refusal = clip(refusal, MESSAGE_CHARS)
         self.tool_name = "response_format"
-        self.source = ValueError(refusal)
+        self.source = ValueError(self.refusal)
         StructuredOutputFailure.__init__(
             self,
-            f"The model refused to answer: {refusal}",
+            f"The model refused to answer: {self.refusal}",
             ai_message=ai_message,
             attempt=attempt,
             usage=usage,
@@ -336,7 +367,36 @@ class ProviderRejectedError(StructuredOutputFailure):
     def __init__(self, strategy: str, source: BaseException) -> None:
         self.strategy = strategy
         self.source = source
-        super().__init__(f"The provider rejected the {strategy} strategy: {source}")
+        text = clip(str(source), MESSAGE_CHARS)
+        super().__init__(f"The provider rejected the {strategy} strategy: {text}")
+
+
+class ErrorHandlerError(StructuredOutputFailure, TypeError):
+    """A `handle_errors` callable broke its contract.
+
+    It is also a `TypeError`, which is what a non-string result raised before.
+
+    Raised when the handler returns something other than a string (sync or
+    async), or lets `StopIteration` escape (which Python would otherwise turn
+    into a bare `RuntimeError`). Its `__cause__` is what the handler raised, or
+    the attempt error it was handling. An ordinary exception raised by the
+    handler is not wrapped: it stops the run as itself.
+
+    Attributes:
+        error: The attempt error the handler was given.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error: AttemptError,
+        ai_message: AIMessage | None = None,
+        attempt: int = 1,
+        usage: UsageMetadata | None = None,
+    ) -> None:
+        self.error = error
+        super().__init__(message, ai_message=ai_message, attempt=attempt, usage=usage)
 
 
 class StructuredOutputRetryError(StructuredOutputFailure):
@@ -358,6 +418,7 @@ class StructuredOutputRetryError(StructuredOutputFailure):
         self.n_attempts = len(self.errors)
         last = self.errors[-1] if self.errors else None
         summary = f"{type(last).__name__}: {last}" if last else "no attempt was made"
+        summary = clip(summary, MESSAGE_CHARS // 2)
         super().__init__(
             f"Structured output failed after {self.n_attempts} attempt(s); last error: {summary}",
             ai_message=ai_message,
@@ -369,6 +430,7 @@ class StructuredOutputRetryError(StructuredOutputFailure):
 __all__ = (
     "AttemptError",
     "DialectError",
+    "ErrorHandlerError",
     "FailureKind",
     "InvalidOutputError",
     "JSONParseError",

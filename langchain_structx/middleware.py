@@ -37,7 +37,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from langchain_structx import _engine, streaming
+from langchain_structx import _drive, _engine, streaming
+from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx.nodes import reset_structured_output
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
@@ -69,6 +70,13 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
     Args:
         response_format: One of our strategies, LangChain's `ToolStrategy`,
             `ProviderStrategy` or `AutoStrategy`, or a bare schema (auto).
+        fallback_memory: Where `AutoStrategy` remembers the strategies a model
+            rejected. By default each middleware has its own; pass one
+            `FallbackMemory` to several middlewares to share what they learn.
+
+    Raises:
+        UserError: When the format cannot be used, or (when the model is
+            called) a user tool is named like a structured-output variant.
 
     Examples:
         >>> from langchain.agents import create_agent as langchain_create_agent
@@ -84,9 +92,12 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
 
     state_schema = StructuredAgentState
 
-    def __init__(self, response_format: Any) -> None:
+    def __init__(
+        self, response_format: Any, *, fallback_memory: FallbackMemory | None = None
+    ) -> None:
         super().__init__()
         self.plan: Plan = build_plan(response_format)
+        self.fallback_memory = fallback_memory if fallback_memory is not None else FallbackMemory()
         self.tools = []
         self.state_schema = typed_state_schema(StructuredAgentState, self.plan)
         self._overrides: dict[int, tuple[Any, Plan]] = {}
@@ -122,7 +133,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
                 sink, plan, step, lambda: _ai_message(handler(_extend(request, step)))
             )
 
-        return _respond(_engine.drive(self._loop(plan, request, progress), call), sink)
+        return _respond(_drive.drive(self._loop(plan, request, progress), call), sink)
 
     async def awrap_model_call(
         self,
@@ -143,7 +154,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
             return await streaming.awatched(sink, plan, step, once)
 
         loop = self._loop(plan, request, progress)
-        response = _respond(await _engine.adrive(loop, call), sink)
+        response = _respond(await _drive.adrive(loop, call), sink)
         await sink.flush()
         return response
 
@@ -184,7 +195,12 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         self, plan: Plan, request: ModelRequest[Any], progress: _engine.Progress | None
     ) -> Any:
         return _engine.attempt_loop(
-            plan, model=request.model, state=request.state, progress=progress, tools=request.tools
+            plan,
+            model=request.model,
+            state=request.state,
+            progress=progress,
+            memory=self.fallback_memory,
+            tools=request.tools,
         )
 
 
@@ -339,10 +355,15 @@ def create_agent(
 
     Returns:
         The compiled agent graph.
+
+    Raises:
+        UserError: When a tool is named like a structured-output variant.
     """
     stack = list(middleware)
     if response_format is not None:
-        stack.append(StructuredOutputMiddleware(response_format))
+        ours = StructuredOutputMiddleware(response_format)
+        ours.plan.check_tools(list(tools or ()))
+        stack.append(ours)
     extra: dict[str, Any] = {}
     if transformers is not None:
         extra["transformers"] = transformers

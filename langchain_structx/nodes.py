@@ -25,15 +25,17 @@ Examples:
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
 
-from langchain_structx import _engine, streaming
+from langchain_structx import _drive, _engine, streaming
+from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx._schema import normalize
 from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
@@ -57,6 +59,7 @@ class StructuredOutputNode:
         plan: The response format's plan.
         variant_names: Names of the variants the answer may take.
         routes: Variant name to node name, when the node routes by itself.
+        fallback_memory: Where `AutoStrategy` remembers rejected strategies.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class StructuredOutputNode:
         system_prompt: str | None,
         routes: Mapping[str, str] | None,
         record_messages: bool,
+        fallback_memory: FallbackMemory | None = None,
     ) -> None:
         self.model = model
         self.plan = plan
@@ -75,6 +79,9 @@ class StructuredOutputNode:
         self.system_prompt = system_prompt
         self.routes = dict(routes) if routes is not None else None
         self.record_messages = record_messages
+        self.fallback_memory = fallback_memory if fallback_memory is not None else FallbackMemory()
+        if self.routes:
+            self.__call__ = _announcing(self, self.routes.values())  # type: ignore[method-assign]
 
     @property
     def variant_names(self) -> tuple[str, ...]:
@@ -90,7 +97,7 @@ class StructuredOutputNode:
             bound, prompt = self._request(step, messages)
             return streaming.watched(sink, self.plan, step, lambda: bound.invoke(prompt))
 
-        return self._update(_engine.drive(self._loop(state), call), sink)
+        return self._update(_drive.drive(self._loop(state), call), sink)
 
     async def acall(self, state: Any) -> dict[str, Any] | Command[Any]:
         """Run the node asynchronously."""
@@ -105,7 +112,7 @@ class StructuredOutputNode:
 
             return await streaming.awatched(sink, self.plan, step, once)
 
-        update = self._update(await _engine.adrive(self._loop(state), call), sink)
+        update = self._update(await _drive.adrive(self._loop(state), call), sink)
         await sink.flush()
         return update
 
@@ -115,7 +122,9 @@ class StructuredOutputNode:
 
     def _loop(self, state: Any) -> Any:
         mapping = state if isinstance(state, Mapping) else _as_mapping(state)
-        return _engine.attempt_loop(self.plan, model=self.model, state=mapping)
+        return _engine.attempt_loop(
+            self.plan, model=self.model, state=mapping, memory=self.fallback_memory
+        )
 
     def _messages(self, state: Any) -> list[BaseMessage]:
         if isinstance(state, Mapping):
@@ -160,6 +169,23 @@ class StructuredOutputNode:
         return Command(update=update, goto=self.routes[str(result.variant)])
 
 
+def _announcing(node: StructuredOutputNode, targets: Any) -> Any:
+    """`node.__call__`, annotated to return `Command[Literal[<targets>]]`.
+
+    LangGraph reads that annotation to learn where a node may go, and then
+    refuses at compile time a route to a node the graph does not have, instead
+    of dropping the `goto` silently at run time.
+    """
+    names = tuple(dict.fromkeys(targets))
+
+    def call(self: StructuredOutputNode, state: Any) -> Any:
+        return type(self).__call__(self, state)
+
+    call.__annotations__ = {"state": Any, "return": Command[Literal[names]]}  # type: ignore[valid-type]
+    call.__doc__ = StructuredOutputNode.__call__.__doc__
+    return types.MethodType(call, node)
+
+
 def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
     if spec.tools:
         return model.bind_tools(
@@ -192,6 +218,7 @@ def structured_output_node(
     system_prompt: str | None = None,
     routes: Mapping[str, str] | None = None,
     record_messages: bool = True,
+    fallback_memory: FallbackMemory | None = None,
 ) -> StructuredOutputNode:
     """Build a graph node that produces a validated structured response.
 
@@ -205,13 +232,17 @@ def structured_output_node(
             `Command(goto=...)`. Every variant needs a route.
         record_messages: Whether the model's messages (retries included) are
             appended to `messages_key`.
+        fallback_memory: Where `AutoStrategy` remembers the strategies the
+            model rejected; by default the node has its own.
 
     Returns:
-        The node; add it with `graph.add_node(name, node)` (when `routes` is set,
-        pass `destinations=tuple(routes.values())` for a drawable graph).
+        The node; add it with `graph.add_node(name, node)`. With `routes`, the
+        graph learns the node's destinations from it, so compiling a graph
+        without one of the routed-to nodes fails.
 
     Raises:
-        RouteError: When `routes` misses a variant or names an unknown one.
+        RouteError: When `routes` misses a variant, names an unknown one, or
+            routes to something that is not a node name.
     """
     if isinstance(model, str):
         from langchain.chat_models import init_chat_model
@@ -227,6 +258,7 @@ def structured_output_node(
         system_prompt=system_prompt,
         routes=routes,
         record_messages=record_messages,
+        fallback_memory=fallback_memory,
     )
 
 
@@ -251,6 +283,7 @@ def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
     Raises:
         RouteError: Naming the variants without a route, or the unknown names.
     """
+    _check_targets(routes.values())
     missing = [n for n in names if n not in routes]
     if missing:
         raise RouteError(f"No route for variant(s) {', '.join(missing)}; add them to routes.")
@@ -261,8 +294,17 @@ def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
         )
 
 
+def _check_targets(targets: Any) -> None:
+    wrong = [t for t in targets if not isinstance(t, str) or not t]
+    if wrong:
+        raise RouteError(f"Routes must lead to node names, got {wrong!r}.")
+
+
 class KindRouter:
     """A conditional-edge router from `structured_response_kind` to a node.
+
+    Its return annotation lists its destinations, so even without a `path_map`
+    LangGraph refuses at compile time a route to a node the graph lacks.
 
     Attributes:
         routes: Variant name to node name.
@@ -270,8 +312,12 @@ class KindRouter:
     """
 
     def __init__(self, routes: Mapping[str, str], default: str | None) -> None:
+        _check_targets([*routes.values(), *([] if default is None else [default])])
         self.routes = dict(routes)
         self.default = default
+        if self.destinations:
+            # LangGraph reads `get_type_hints(router)` for a router without a path_map.
+            self.__annotations__ = {"return": Literal[tuple(self.destinations)]}
 
     @property
     def destinations(self) -> list[str]:

@@ -8,7 +8,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS
 from langchain_structx.errors import (
     StructuredOutputRefusal,
     StructuredOutputRetryError,
@@ -157,9 +156,7 @@ async def test_sync_and_async_runs_are_identical(scenario, factory):
             model, [search], middleware=[StructuredOutputMiddleware(strategy)]
         )
 
-    FALLBACKS.forget()
     sync_result = await asyncio.to_thread(build(sync_model).invoke, ASK)
-    FALLBACKS.forget()
     async_result = await build(async_model).ainvoke(ASK)
 
     assert stable(sync_result) == stable(async_result)

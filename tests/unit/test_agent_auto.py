@@ -6,7 +6,7 @@ from langchain.agents import structured_output as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import FALLBACKS, model_identity
+from langchain_structx._capabilities import FallbackMemory, model_identity
 from langchain_structx.errors import ProviderRejectedError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import AutoStrategy
@@ -158,14 +158,20 @@ def test_provider_rejection_falls_back_to_tools_in_the_same_run(error, factory):
     ]
 
 
+def agent_with(model, strategy, memory):
+    middleware = StructuredOutputMiddleware(strategy, fallback_memory=memory)
+    return langchain_create_agent(model, middleware=[middleware])
+
+
 def test_rejection_is_remembered_per_model_identity():
+    memory = FallbackMemory()
     model = ScriptedChatModel(
         responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE
     )
-    agent = create_agent(model, response_format=AutoStrategy(Contact))
+    agent = agent_with(model, AutoStrategy(Contact), memory)
     agent.invoke(ASK)
     assert len(model.calls) == 2
-    assert FALLBACKS.rejected(model_identity(model)) == frozenset({"provider"})
+    assert memory.rejected(model_identity(model)) == frozenset({"provider"})
 
     model.reset([TOOL_ANSWER])
     again = agent.invoke(ASK)
@@ -174,35 +180,50 @@ def test_rejection_is_remembered_per_model_identity():
     assert strategy_of(model.calls[0]) == "tool"
     assert again["structured_output_report"]["fallbacks"] == []
 
-    # A new agent around an equal model (same class, name and endpoint) skips it too.
+    # An agent sharing the memory, around an equal model (same class, name and
+    # endpoint), skips it too.
     twin = ScriptedChatModel(responses=[TOOL_ANSWER], profile=NATIVE)
-    create_agent(twin, response_format=AutoStrategy(Contact)).invoke(ASK)
+    agent_with(twin, AutoStrategy(Contact), memory).invoke(ASK)
     assert [strategy_of(c) for c in twin.calls] == ["tool"]
 
 
-def test_memory_does_not_spill_onto_other_models():
-    first = ScriptedChatModel(
-        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER],
-        profile=NATIVE,
-        model_name="small",
+def test_each_agent_has_its_own_memory_by_default():
+    rejected = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE
     )
-    create_agent(first, response_format=AutoStrategy(Contact)).invoke(ASK)
+    create_agent(rejected, response_format=AutoStrategy(Contact)).invoke(ASK)
 
-    other = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE, model_name="large")
+    other = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE)
     create_agent(other, response_format=AutoStrategy(Contact)).invoke(ASK)
 
     assert [strategy_of(c) for c in other.calls] == ["provider"]
 
 
+def test_memory_does_not_spill_onto_other_models():
+    memory = FallbackMemory()
+    first = ScriptedChatModel(
+        responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER],
+        profile=NATIVE,
+        model_name="small",
+    )
+    agent_with(first, AutoStrategy(Contact), memory).invoke(ASK)
+
+    other = ScriptedChatModel(responses=[JSON_ANSWER], profile=NATIVE, model_name="large")
+    agent_with(other, AutoStrategy(Contact), memory).invoke(ASK)
+
+    assert [strategy_of(c) for c in other.calls] == ["provider"]
+
+
 def test_forget_restores_the_preferred_strategy():
+    memory = FallbackMemory()
     model = ScriptedChatModel(
         responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER, JSON_ANSWER],
         profile=NATIVE,
     )
-    agent = create_agent(model, response_format=AutoStrategy(Contact))
+    agent = agent_with(model, AutoStrategy(Contact), memory)
     agent.invoke(ASK)
 
-    FALLBACKS.forget(model_identity(model))
+    memory.forget(model_identity(model))
     agent.invoke(ASK)
 
     assert [strategy_of(c) for c in model.calls] == ["provider", "tool", "provider"]
@@ -218,7 +239,8 @@ def test_fallback_chain_reaches_the_prompted_strategy():
         profile=NATIVE,
     )
 
-    result = create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+    memory = FallbackMemory()
+    result = agent_with(model, AutoStrategy(Contact), memory).invoke(ASK)
 
     assert [strategy_of(c) for c in model.calls] == ["provider", "tool", "prompted"]
     report = result["structured_output_report"]
@@ -227,7 +249,7 @@ def test_fallback_chain_reaches_the_prompted_strategy():
         ("provider", "tool"),
         ("tool", "prompted"),
     ]
-    assert FALLBACKS.rejected(model_identity(model)) == frozenset({"provider", "tool"})
+    assert memory.rejected(model_identity(model)) == frozenset({"provider", "tool"})
 
 
 @pytest.mark.parametrize(
@@ -242,12 +264,13 @@ def test_fallback_chain_reaches_the_prompted_strategy():
 )
 def test_other_errors_propagate_without_fallback(profile, error):
     model = ScriptedChatModel(responses=[error, TOOL_ANSWER, JSON_ANSWER], profile=profile)
+    memory = FallbackMemory()
 
     with pytest.raises(type(error)):
-        create_agent(model, response_format=AutoStrategy(Contact)).invoke(ASK)
+        agent_with(model, AutoStrategy(Contact), memory).invoke(ASK)
 
     assert len(model.calls) == 1
-    assert FALLBACKS.rejected(model_identity(model)) == frozenset()
+    assert memory.rejected(model_identity(model)) == frozenset()
 
 
 def test_last_strategy_rejection_propagates():
@@ -270,8 +293,10 @@ def test_explicit_strategy_never_falls_back():
         responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE
     )
 
+    memory = FallbackMemory()
+
     with pytest.raises(HTTPError):
-        create_agent(model, response_format=ProviderStrategy(Contact)).invoke(ASK)
+        agent_with(model, ProviderStrategy(Contact), memory).invoke(ASK)
 
     assert len(model.calls) == 1
-    assert FALLBACKS.rejected(model_identity(model)) == frozenset()
+    assert memory.rejected(model_identity(model)) == frozenset()

@@ -102,17 +102,6 @@ def _blocks_of(text: str, path: Path) -> Iterator[Block]:
         Path.read_text = original  # type: ignore[method-assign]
 
 
-@pytest.fixture
-def clean_fallback_memory() -> Iterator[None]:
-    """Pages that demonstrate run-time fallback must not leak it into other tests."""
-    from langchain_structx import _capabilities
-
-    _capabilities.FALLBACKS.forget()
-    yield
-    _capabilities.FALLBACKS.forget()
-
-
-@pytest.mark.usefixtures("clean_fallback_memory")
 @pytest.mark.parametrize("path", runnable_pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_page_snippets_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -12,7 +12,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from langchain_structx._capabilities import FALLBACKS, FallbackMemory, model_identity
+from langchain_structx._capabilities import FallbackMemory, model_identity
 from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
 from langchain_structx.nodes import route_by_kind, structured_output_node
 from langchain_structx.strategies import (
@@ -329,7 +329,7 @@ def test_fallback_memory_is_thread_safe_under_concurrent_runs():
 
     assert [r["structured_response"].name for r in results] == [f"p{i}" for i in range(60)]
     assert all(r["structured_output_report"]["strategy"] == "tool" for r in results)
-    assert FALLBACKS.rejected(model_identity(model)) == frozenset({"provider"})
+    assert node.fallback_memory.rejected(model_identity(model)) == frozenset({"provider"})
     provider_calls = sum(1 for c in model.calls if c.response_format is not None)
     # Only runs that started before the first rejection was remembered paid for it.
     assert 1 <= provider_calls <= 8
