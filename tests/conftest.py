@@ -15,16 +15,6 @@ from typing import Any, NoReturn
 
 import pytest
 
-from langchain_structx import FALLBACKS
-
-
-@pytest.fixture(autouse=True)
-def _isolate_fallbacks() -> Iterator[None]:
-    """Each test starts and ends with no remembered strategy rejections."""
-    FALLBACKS.forget()
-    yield
-    FALLBACKS.forget()
-
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
