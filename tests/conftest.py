@@ -26,6 +26,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.outcome = "failed"
             report.longrepr = f"integration test skipped under STRUCTX_NO_SKIP=1: {report.longrepr}"
 
+
 # --- Network guard -----------------------------------------------------------------
 # No test may reach beyond this machine. The guard is installed for the whole pytest
 # process (collection, doctests and session fixtures included) and wraps the few
