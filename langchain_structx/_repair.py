@@ -53,6 +53,8 @@ _TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
 _INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
 _DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_COMMENT = re.compile(r"#[^\n]*+|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/")
+_BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
 
 _QUOTES: Final = {
     "'": ("'", "single_quotes"),
@@ -310,20 +312,18 @@ class Rewriter:
     def _slash(self) -> bool:
         text, pos = self.text, self.pos
         if text.startswith("//", pos):
-            return self._comment(text.find("\n", pos))
+            return self._comments()
         if text.startswith("/*", pos):
-            end = text.find("*/", pos + 2)
-            if end < 0:
+            if text.find("*/", pos + 2) < 0:
                 raise self._truncated("the text ends inside a comment")
-            return self._comment(end + 2)
+            return self._comments()
         return self._other()
 
-    def _hash(self) -> bool:
-        return self._comment(self.text.find("\n", self.pos))
-
-    def _comment(self, end: int) -> bool:
-        end = len(self.text) if end < 0 else end
-        self._put(" " * (end - self.pos), end, "comment")
+    def _comments(self) -> bool:
+        # A run of comments and blanks in one step, blanked to the same length.
+        piece = _BLANK.match(self.text, self.pos).group()  # type: ignore[union-attr]
+        self._put(" " * len(piece), self.pos + len(piece))
+        self._count("comment", len(_COMMENT.findall(piece)))
         return False
 
     def _backtick(self) -> bool:
@@ -369,7 +369,7 @@ class Rewriter:
 _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
     '"': Rewriter._double_quote,
     "/": Rewriter._slash,
-    "#": Rewriter._hash,
+    "#": Rewriter._comments,
     "`": Rewriter._backtick,
     "-": Rewriter._minus,
     **dict.fromkeys("TFN", Rewriter._python_literal),
