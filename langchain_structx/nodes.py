@@ -284,14 +284,18 @@ def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
         RouteError: Naming the variants without a route, or the unknown names.
     """
     _check_targets(routes.values())
+    problems = []
     missing = [n for n in names if n not in routes]
     if missing:
-        raise RouteError(f"No route for variant(s) {', '.join(missing)}; add them to routes.")
+        problems.append(f"No route for variant(s) {', '.join(missing)}; add them to routes.")
     unknown = [n for n in routes if n not in names]
     if unknown:
-        raise RouteError(
+        problems.append(
             f"Route(s) for unknown variant(s) {', '.join(unknown)}; known: {', '.join(names)}."
         )
+    if problems:
+        # Both at once: a misspelt variant is usually one of each.
+        raise RouteError(" ".join(problems))
 
 
 def _check_targets(targets: Any) -> None:
