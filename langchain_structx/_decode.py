@@ -26,7 +26,9 @@ __all__ = (
     "depth_message",
     "malformed",
     "needs_number_checks",
+    "non_finite_message",
     "reject_constant",
+    "repair_decoder",
     "too_deep",
 )
 
@@ -88,7 +90,12 @@ class BadNumber(Exception):
 
 def reject_constant(name: str) -> Any:
     """Decoder hook: NaN and Infinity are not JSON, so stop the decoder at them."""
-    raise BadNumber(name, f"{name} is not valid JSON; use null or a string")
+    raise BadNumber(name, non_finite_message(name))
+
+
+def non_finite_message(word: str) -> str:
+    """The message for NaN, Infinity or -Infinity in a reply."""
+    return f"{word} is not valid JSON; use null or a string"
 
 
 def _finite_float(literal: str) -> float:
@@ -128,6 +135,32 @@ def checked_decoder(
         object_pairs_hook=pairs_hook,
         strict=strict,
     )
+
+
+def repair_decoder(text: str, limits: Limits, duplicates: list[str]) -> json.JSONDecoder:
+    """The decoder for repaired `text`.
+
+    Raw control characters in strings are allowed (a repair the scanner counted),
+    and duplicate keys are recorded in `duplicates`; the last value of each is kept.
+    """
+    hook = _pairs_hook(duplicates)
+    if needs_number_checks(text, limits):
+        return checked_decoder(limits, hook, strict=False)
+    return json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=hook, strict=False)
+
+
+def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
+        return result
+
+    return build
 
 
 def needs_number_checks(text: str, limits: Limits) -> bool:

@@ -16,14 +16,16 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, Final
 
 from langchain_structx._decode import (
     BadNumber,
     Fail,
-    checked_decoder,
     depth_message,
     malformed,
+    non_finite_message,
+    repair_decoder,
 )
 from langchain_structx._results import DETAILS, Repair
 from langchain_structx.errors import MalformedJSONError, TruncatedJSONError
@@ -43,6 +45,12 @@ _BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})++")
 _DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)*+"'
 _SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
 _SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
+# A run of bare words that need repair, no strings: unquoted keys and Python
+# literals among plain JSON. Without strings, each word can be fixed in bulk.
+_KEY = r"(?:[^\W\d]|\$)[\w$-]*+(?=\s*:)"
+_PY_WORD = r"(?:True|False|None)(?![\w$])(?!\s*:)"
+_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY})++")
+_KEY_SPLIT = re.compile(rf"(?<![\w$-])({_KEY})")
 _BRACKET = re.compile(r"[{}\[\]]")
 _TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 _LEADING_CLOSE = re.compile(r"\s*[}\]]")
@@ -75,20 +83,6 @@ _NON_FINITE: Final = ("NaN", "Infinity")
 
 _FLUSH: Final = 512
 """Output pieces gathered before they are joined, so that tiny pieces stay few."""
-
-
-def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result = dict(pairs)
-        if len(result) != len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    duplicates.append(key)
-                seen.add(key)
-        return result
-
-    return build
 
 
 class Rewriter:
@@ -137,7 +131,7 @@ class Rewriter:
         self.reached_end = True
         return self.pos
 
-    def _take_run(self, piece: str, quoted: bool) -> bool:
+    def _take_run(self, piece: str, quoted: bool, bare: bool = False) -> bool:
         """Emit a fast run; True if the value closed inside it."""
         ended = False
         closes = piece.count("}") + piece.count("]")
@@ -154,8 +148,34 @@ class Rewriter:
         if quoted:
             self._count("single_quotes", piece.count("'") // 2)
             piece = piece.replace("'", '"')
+        elif bare:
+            piece = self._fix_bare(piece)
         self._put(piece, end)
         return ended
+
+    def _fix_bare(self, piece: str) -> str:
+        """Quote the keys and lower the Python literals of a bare run."""
+        parts = _KEY_SPLIT.split(piece)
+        literals = any(word in piece for word in _PY_LITERALS)
+        if literals:
+            self._lower_literals(parts, 0)
+        # Past each key the output runs two more quotes ahead of the source.
+        ends = list(accumulate(map(len, parts)))[1::2]
+        self.marks_src.extend([self.pos + end for end in ends])
+        self.marks_out.extend([self.olen + end + 2 * n for n, end in enumerate(ends, 1)])
+        self._count("unquoted_key", len(ends))
+        for index in range(2, len(parts), 2) if literals else ():
+            self._lower_literals(parts, index)
+        return '"'.join(parts)
+
+    def _lower_literals(self, parts: list[str], index: int) -> None:
+        part = parts[index]
+        count = sum(map(part.count, _PY_LITERALS))
+        if count:
+            self._count("python_literal", count)
+            for word, json_word in _PY_LITERALS.items():
+                part = part.replace(word, json_word)
+            parts[index] = part
 
     def _walk(self, piece: str) -> int:
         """Track depth bracket by bracket; return where the value closes, or 0."""
@@ -200,8 +220,7 @@ class Rewriter:
         raise self._fail("unexpected text after the JSON value")
 
     def _strict(self, repaired: str, duplicates: list[str]) -> Any:
-        # Raw control characters are a repair we allow, so strict=False.
-        decoder = checked_decoder(self.limits, _pairs_hook(duplicates), strict=False)
+        decoder = repair_decoder(repaired, self.limits, duplicates)
         try:
             return decoder.decode(repaired)
         except json.JSONDecodeError as err:
@@ -274,6 +293,10 @@ class Rewriter:
 
     def _token(self) -> bool:
         char = self.text[self.pos]
+        if self.depth > 0 and (char.isalpha() or char in "_$"):
+            bare = _BARE_RUN.match(self.text, self.pos)
+            if bare is not None:
+                return self._take_run(bare.group(), False, bare=True)
         handler = _HANDLERS.get(char)
         if handler is not None:
             return handler(self)
@@ -334,7 +357,7 @@ class Rewriter:
 
     def _minus(self) -> bool:
         if self.text.startswith("-Infinity", self.pos):
-            raise self._fail(_non_finite_message("-Infinity"), final=True)
+            raise self._fail(non_finite_message("-Infinity"), final=True)
         return self._other()
 
     def _python_literal(self) -> bool:
@@ -351,7 +374,7 @@ class Rewriter:
         if self.depth > 0 and _KEY_AFTER.match(text, end):
             self._put(f'"{word}"', end, "unquoted_key")
         elif word in _NON_FINITE:
-            raise self._fail(_non_finite_message(word), final=True)
+            raise self._fail(non_finite_message(word), final=True)
         elif _TO_END.fullmatch(text, end) and (
             self.depth > 0 or any(name.startswith(word) for name in _LITERAL_NAMES)
         ):
@@ -375,7 +398,3 @@ _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
     **dict.fromkeys("TFN", Rewriter._python_literal),
     **dict.fromkeys(_QUOTES, Rewriter._quoted),
 }
-
-
-def _non_finite_message(word: str) -> str:
-    return f"{word} is not valid JSON; use null or a string"
