@@ -45,24 +45,24 @@ _BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})++")
 _DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)*+"'
 _SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
 _SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
-# A run of bare words that need repair, no strings: unquoted keys and Python
-# literals among plain JSON. Without strings, each word can be fixed in bulk.
+_COMMENT = re.compile(r"#[^\n]*+|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/")
+_BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
+# A string-free run of unquoted keys, Python literals and comments: fixed in bulk.
 _KEY = r"(?:[^\W\d]|\$)[\w$-]*+(?=\s*:)"
 _PY_WORD = r"(?:True|False|None)(?![\w$])(?!\s*:)"
-_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY})++")
+_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY}|{_COMMENT.pattern})++")
+_COMMENT_SPLIT = re.compile(rf"({_COMMENT.pattern})")
 _KEY_SPLIT = re.compile(rf"(?<![\w$-])({_KEY})")
 _BRACKET = re.compile(r"[{}\[\]]")
 _TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 _LEADING_CLOSE = re.compile(r"\s*[}\]]")
-_PY_LITERAL = re.compile(r"(?:True|False|None)(?![\w$])(?!\s*:)")
+_PY_LITERAL = re.compile(_PY_WORD)
 _WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
 _KEY_AFTER = re.compile(r"\s*:")
 _TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
 _INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
 _DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
 _CONTROL = re.compile(r"[\x00-\x1f]")
-_COMMENT = re.compile(r"#[^\n]*+|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/")
-_BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
 
 _QUOTES: Final = {
     "'": ("'", "single_quotes"),
@@ -81,8 +81,7 @@ _LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")
 _NON_FINITE: Final = ("NaN", "Infinity")
 
 
-_FLUSH: Final = 512
-"""Output pieces gathered before they are joined, so that tiny pieces stay few."""
+_FLUSH: Final = 512  # output pieces joined at a time, so tiny pieces stay few
 
 
 class Rewriter:
@@ -97,22 +96,16 @@ class Rewriter:
     """
 
     def __init__(self, text: str, start: int, limits: Limits) -> None:
-        self.text = text
-        self.start = start
-        self.pos = start
-        self.limits = limits
+        self.text, self.start, self.pos, self.limits = text, start, start, limits
         self.chunks: list[str] = []
         self.out: list[str] = []
-        self.olen = 0
-        self.marks_out = array("q", [0])
-        self.marks_src = array("q", [start])
-        self.depth = 0
+        self.olen = self.depth = 0
+        self.marks_out, self.marks_src = array("q", [0]), array("q", [start])
         self.counts: dict[str, int] = {}
         self.reached_end = False
         # A comma (and the blanks after it) held back until we see whether a
         # closing bracket follows, which makes it a trailing comma to drop.
-        self.held = False
-        self.blank = 0
+        self.held, self.blank = False, 0
 
     def run(self) -> int:
         """Scan to the end of the value and return the position just after it."""
@@ -134,6 +127,8 @@ class Rewriter:
     def _take_run(self, piece: str, quoted: bool, bare: bool = False) -> bool:
         """Emit a fast run; True if the value closed inside it."""
         ended = False
+        if bare and ("#" in piece or "/" in piece):
+            piece = self._blank_comments(piece)
         closes = piece.count("}") + piece.count("]")
         opens = piece.count("{") + piece.count("[")
         if closes >= self.depth or self.depth + opens > self.limits.max_depth:
@@ -152,6 +147,13 @@ class Rewriter:
             piece = self._fix_bare(piece)
         self._put(piece, end)
         return ended
+
+    def _blank_comments(self, piece: str) -> str:
+        """Blank the comments of a bare run, keeping its length (and brackets out)."""
+        parts = _COMMENT_SPLIT.split(piece)
+        self._count("comment", len(parts) // 2)
+        parts[1::2] = [" " * len(comment) for comment in parts[1::2]]
+        return "".join(parts)
 
     def _fix_bare(self, piece: str) -> str:
         """Quote the keys and lower the Python literals of a bare run."""
@@ -293,7 +295,7 @@ class Rewriter:
 
     def _token(self) -> bool:
         char = self.text[self.pos]
-        if self.depth > 0 and (char.isalpha() or char in "_$"):
+        if self.depth > 0 and (char.isalpha() or char in "_$#/"):
             bare = _BARE_RUN.match(self.text, self.pos)
             if bare is not None:
                 return self._take_run(bare.group(), False, bare=True)
@@ -305,8 +307,7 @@ class Rewriter:
         return self._other()
 
     def _double_quote(self) -> bool:
-        # Only reached when the fast pattern rejected the string: it is unterminated,
-        # holds raw control characters, or holds brackets.
+        # Reached for strings the fast pattern refused: open, brackets, control chars.
         end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
         if end >= len(self.text) or self.text[end] != '"':
             raise self._truncated("the text ends inside a string")
@@ -345,8 +346,7 @@ class Rewriter:
     def _comments(self) -> bool:
         # A run of comments and blanks in one step, blanked to the same length.
         piece = _BLANK.match(self.text, self.pos).group()  # type: ignore[union-attr]
-        self._put(" " * len(piece), self.pos + len(piece))
-        self._count("comment", len(_COMMENT.findall(piece)))
+        self._put(self._blank_comments(piece), self.pos + len(piece))
         return False
 
     def _backtick(self) -> bool:
