@@ -50,7 +50,7 @@ _BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
 # A string-free run of unquoted keys, Python literals and comments: fixed in bulk.
 _KEY = r"(?:[^\W\d]|\$)[\w$-]*+(?=\s*:)"
 _PY_WORD = r"(?:True|False|None)(?![\w$])(?!\s*:)"
-_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY}|{_COMMENT.pattern})++")
+_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY}|{_COMMENT.pattern}){{1,4096}}+")
 _COMMENT_SPLIT = re.compile(rf"({_COMMENT.pattern})")
 _KEY_SPLIT = re.compile(rf"(?<![\w$-])({_KEY})")
 _BRACKET = re.compile(r"[{}\[\]]")
