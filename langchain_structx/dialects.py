@@ -23,25 +23,37 @@ What changes, per dialect:
   validated against the original schema anyway.
 
 A schema the dialect cannot express faithfully (over a size limit, recursion where
-`$ref` cannot recur, a reference outside the document) raises `DialectError`.
+`$ref` cannot recur, a reference outside the document, nesting deeper than the
+rewriting can follow) raises `DialectError`; one that is not JSON at all raises
+`SchemaError`. References are never fetched. The work done is linear in the
+schema's size, and no schema or value makes any step recurse without bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from langchain_structx._dialects import anthropic, gemini, openai
 from langchain_structx._dialects.codecs import Codec
-from langchain_structx._dialects.guard import check_references, copy_document
+from langchain_structx._dialects.guard import check_references, copy_document, too_deep
 from langchain_structx._dialects.refs import normalise_refs
 from langchain_structx._dialects.rules import Rules
 from langchain_structx._dialects.walker import Walker
-from langchain_structx.errors import DialectError, UserError
+from langchain_structx.errors import (
+    DialectError,
+    OutputValidationError,
+    UserError,
+    ValidationIssue,
+)
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 Dialect = Literal["openai", "anthropic", "gemini"]
 """A provider's strict structured-output dialect."""
+
+MAX_VALUE_DEPTH = 128
+"""Deepest value `encode` and `restore` walk; a deeper one is an `OutputValidationError`."""
 
 _RULES: dict[str, Rules] = {
     "openai": openai.RULES,
@@ -67,6 +79,7 @@ class Transformed:
     wrapped: bool
     dropped: tuple[str, ...]
     _codec: Codec = field(repr=False, compare=False)
+    _max_depth: int = field(default=MAX_VALUE_DEPTH, repr=False, compare=False)
 
     def encode(self, value: Any) -> Any:
         """Put a value valid under the original schema into the provider's shape.
@@ -77,18 +90,22 @@ class Transformed:
         Returns:
             The same value as the provider would send it.
 
+        Raises:
+            OutputValidationError: The value nests too deeply (or is too large) to
+                walk safely.
+
         Examples:
             >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
             >>> t.encode([1, 2])
             {'value': [1, 2]}
         """
-        return self._codec.encode(value)
+        return self._walk(self._codec.encode, value)
 
     def restore(self, value: Any) -> Any:
         """Bring a provider output back to the original schema's shape.
 
-        Never raises: a part of unexpected shape is returned unchanged, for the
-        validation against the original schema to report.
+        A part of unexpected shape is returned unchanged, for the validation
+        against the original schema to report.
 
         Args:
             value: The provider's parsed output.
@@ -96,27 +113,50 @@ class Transformed:
         Returns:
             The value in the original schema's shape.
 
+        Raises:
+            OutputValidationError: The value nests too deeply (or is too large) to
+                walk safely; it would fail validation anyway.
+
         Examples:
             >>> t = transform({"type": "array", "items": {"type": "integer"}}, "openai")
             >>> t.restore({"value": [1, 2]})
             [1, 2]
         """
-        return self._codec.restore(value)
+        return self._walk(self._codec.restore, value)
+
+    def _walk(self, step: Callable[[Any], Any], value: Any) -> Any:
+        problem = too_deep(value, self._max_depth)
+        if problem is None:
+            try:
+                return step(value)
+            except RecursionError:
+                # The value is bounded, but the caller's own stack may be deep.
+                problem = "the value nests too deeply to read"
+        name = self.schema.get("title")
+        issue = ValidationIssue((), problem)
+        raise OutputValidationError(name if isinstance(name, str) else "the output", [issue])
 
 
-def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed:
+def transform(
+    schema: Mapping[str, Any] | bool, dialect: Dialect, *, limits: Limits = DEFAULT_LIMITS
+) -> Transformed:
     """Rewrite a JSON Schema for a provider's strict structured-output mode.
 
     Args:
         schema: Any JSON Schema (draft 2020-12 or draft 7); it is not modified.
         dialect: `"openai"`, `"anthropic"` or `"gemini"`.
+        limits: Bounds for the values later given to `encode` and `restore`
+            (`max_depth`, capped at `MAX_VALUE_DEPTH`).
 
     Returns:
         The provider schema and the codec between both shapes.
 
     Raises:
-        DialectError: The schema cannot be expressed faithfully in the dialect.
-        UserError: The dialect is unknown or the schema is not a JSON Schema.
+        DialectError: The schema cannot be expressed faithfully in the dialect,
+            or nests too deeply (through its references too) to be rewritten.
+        UserError: The dialect is unknown or the schema is not a JSON Schema
+            (`SchemaError` when it is not JSON at all: other types, a dict that
+            contains itself).
 
     Examples:
         >>> t = transform(
@@ -147,6 +187,7 @@ def transform(schema: Mapping[str, Any] | bool, dialect: Dialect) -> Transformed
         wrapped=wrapped,
         dropped=tuple(walker.dropped),
         _codec=codec,
+        _max_depth=min(limits.max_depth, MAX_VALUE_DEPTH),
     )
 
 

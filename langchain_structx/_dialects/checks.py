@@ -42,13 +42,13 @@ class SchemaChecks:
         def accepts(value: Any) -> bool:
             if not cache:
                 cache.append(self.validator(schema))
-            return bool(cache[0].is_valid(value))
+            return _is_valid(cache[0], value)
 
         return accepts
 
     def accepts(self, schema: Any, value: Any) -> bool:
         """Tell whether `schema` accepts `value`."""
-        return bool(self.validator(schema).is_valid(value))
+        return _is_valid(self.validator(schema), value)
 
     def enum_values(self, schema: Mapping[str, Any]) -> list[Any]:
         """Return the `enum`/`const` values that also meet the node's other keywords."""
@@ -60,6 +60,19 @@ class SchemaChecks:
             return values
         check = self.check(rest)
         return [v for v in values if check(v)]
+
+
+def _is_valid(validator: Any, value: Any) -> bool:
+    """Validate; a check that cannot finish does not accept.
+
+    Values and schemas were bounded before (see `guard`), so this only catches
+    what no bound foresees: a pattern that does not compile, a reference the
+    validator cannot follow, a stack already deep in the caller.
+    """
+    try:
+        return bool(validator.is_valid(value))
+    except Exception:  # noqa: BLE001 - any failure to decide means "not accepted"
+        return False
 
 
 def close_all(schema: Any) -> Any:

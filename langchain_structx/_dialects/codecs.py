@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_structx._dialects.guard import MAX_DEPTH, too_deep
+
 JSON_TEXT_HINT = "A JSON-encoded value"
 
 
@@ -34,6 +36,27 @@ def json_equal(left: Any, right: Any) -> bool:
     if isinstance(left, int | float) and isinstance(right, int | float):
         return left == right
     return type(left) is type(right) and bool(left == right)
+
+
+def json_key(value: Any) -> Any:
+    """Return a hashable key, equal for two values exactly when `json_equal` says so.
+
+    Numbers keep their own value, as Python already hashes `1` and `1.0` alike;
+    booleans are kept apart from numbers.
+
+    Examples:
+        >>> json_key(1) == json_key(1.0), json_key(True) == json_key(1)
+        (True, False)
+    """
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, list):
+        return ("array", tuple(json_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
 
 
 def dump_json(value: Any) -> str:
@@ -77,9 +100,11 @@ class JsonTextCodec(Codec):
         if not isinstance(value, str):
             return value
         try:
-            return json.loads(value)
-        except ValueError:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            # RecursionError: text nested deeper than the JSON reader can follow.
             return value
+        return value if too_deep(parsed, MAX_DEPTH) else parsed
 
 
 @dataclass(frozen=True)

@@ -182,17 +182,24 @@ def _children(node: Any, is_schema: bool) -> Iterator[tuple[Any, int, bool]]:
             yield value, 1, key in SUBSCHEMA
 
 
-def _alias_target(name: str, defs: Mapping[str, Any], dialect: str) -> str:
-    """Follow definitions that are nothing but a reference; refuse a loop of them."""
-    seen = [name]
-    while True:
-        node = defs.get(seen[-1])
+def _alias_targets(defs: Mapping[str, Any], dialect: str) -> dict[str, str]:
+    """Map each definition that is nothing but a reference to the one it stands for."""
+    direct: dict[str, str] = {}
+    for name, node in defs.items():
         target = ref_name(node) if isinstance(node, dict) and len(node) == 1 else None
-        if target is None or target not in defs:
-            return seen[-1]
-        if target in seen:
-            raise DialectError(dialect, f"definition {name!r} is only a reference to itself")
-        seen.append(target)
+        if target is not None and target in defs:
+            direct[name] = target
+    final: dict[str, str] = {}
+    for start in direct:
+        chain: dict[str, None] = {}
+        name = start
+        while name in direct and name not in final:
+            if name in chain:
+                raise DialectError(dialect, f"definition {name!r} is only a reference to itself")
+            chain[name] = None
+            name = direct[name]
+        final.update(dict.fromkeys(chain, final.get(name, name)))
+    return final
 
 
 def check_references(root: dict[str, Any], defs: dict[str, Any], dialect: str) -> None:
@@ -209,13 +216,11 @@ def check_references(root: dict[str, Any], defs: dict[str, Any], dialect: str) -
     """
     scans = {name: _Scan(schema) for name, schema in defs.items()}
     scans[_ROOT] = _Scan(root)
-    targets: dict[str, str] = {}
+    targets = _alias_targets(defs, dialect)
     for scan in scans.values():
         for _, holder in scan.refs:
             name = ref_name(holder)
-            if name in defs:
-                if name not in targets:
-                    targets[name] = _alias_target(name, defs, dialect)
+            if name in targets:
                 holder["$ref"] = f"#/$defs/{targets[name]}"
     edges = {
         name: [(d, n) for d, h in scan.refs if (n := ref_name(h)) in defs]

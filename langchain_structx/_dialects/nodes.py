@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from langchain_structx._dialects.guard import strong_components
 from langchain_structx._dialects.refs import ref_name
 
 
@@ -50,16 +51,15 @@ def reachable(root: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any
 
 
 def find_cycle(defs: Mapping[str, Any]) -> str | None:
-    """Return the name of a definition that refers to itself, directly or not."""
-    edges = {name: refs_in(sub) for name, sub in defs.items()}
-    for start in edges:
-        seen: set[str] = set()
-        todo = list(edges[start])
-        while todo:
-            name = todo.pop()
-            if name == start:
-                return start
-            if name not in seen:
-                seen.add(name)
-                todo.extend(edges.get(name, ()))
-    return None
+    """Return the name of a definition that refers to itself, directly or not.
+
+    Examples:
+        >>> find_cycle({"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}, "C": {}})
+        'A'
+    """
+    edges = {name: [n for n in refs_in(sub) if n in defs] for name, sub in defs.items()}
+    looped: set[str] = set()
+    for component in strong_components(edges):
+        if len(component) > 1 or component[0] in edges[component[0]]:
+            looped.update(component)
+    return next((name for name in defs if name in looped), None)

@@ -44,21 +44,34 @@ def _chars(value: Any) -> int:
     return len(value) if isinstance(value, str) else len(str(value))
 
 
-def nesting(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...] = ()) -> int:
+def nesting(
+    node: Any,
+    defs: Mapping[str, Any],
+    stack: tuple[str, ...] = (),
+    known: dict[str, int] | None = None,
+) -> int:
     """Return the deepest object nesting below `node`, following references once.
+
+    Each definition is measured once (`known`), so a definition used many times
+    does not multiply the work.
 
     Examples:
         >>> nesting({"type": "object", "properties": {"a": {"type": "object"}}}, {})
         2
     """
+    known = {} if known is None else known
     if not isinstance(node, dict):
         return 0
     name = ref_name(node)
     if name is not None:
-        return 0 if name in stack or name not in defs else nesting(defs[name], defs, (*stack, name))
+        if name in stack or name not in defs:
+            return 0
+        if name not in known:
+            known[name] = nesting(defs[name], defs, (*stack, name), known)
+        return known[name]
     kind = node.get("type")
     here = 1 if kind == "object" or (isinstance(kind, list) and "object" in kind) else 0
-    return here + max((nesting(c, defs, stack) for c in children(node)), default=0)
+    return here + max((nesting(c, defs, stack, known) for c in children(node)), default=0)
 
 
 def _fail(reason: str) -> DialectError:

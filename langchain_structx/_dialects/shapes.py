@@ -147,28 +147,40 @@ def _tags(schema: Any) -> set[str]:
 
 Types = frozenset[str] | None
 """JSON types a node admits (`integer` counted as `number`); None when unknown."""
+Known = dict[str, Types]
 
 
-def types_of(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Types:
+def types_of(schema: Any, defs: Mapping[str, Any]) -> Types:
     """Return the JSON types a prepared or provider node admits, following references.
 
     Examples:
         >>> sorted(types_of({"anyOf": [{"type": "integer"}, {"enum": ["a"]}]}, {}) or ())
         ['number', 'string']
     """
+    return _types_of(schema, defs, (), {})
+
+
+def _types_of(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...], known: Known) -> Types:
     if not isinstance(schema, dict):
         return None
     ref = schema.get("$ref")
     if isinstance(ref, str):
         name = ref.rsplit("/", 1)[-1]
         target = defs.get(name)
-        return None if name in seen or not target else types_of(target, defs, (*seen, name))
+        if name in seen or not target:
+            return None
+        # Whether a definition reaches a loop does not depend on where the walk
+        # came from, so its answer can be kept (a definition used twice by each
+        # of thirty others would otherwise cost 2**30 steps).
+        if name not in known:
+            known[name] = _types_of(target, defs, (*seen, name), known)
+        return known[name]
     declared = schema.get("type")
     if declared is not None:
         names = [declared] if isinstance(declared, str) else declared
         return frozenset("number" if t == "integer" else t for t in names)
     if "anyOf" in schema:
-        found = [types_of(m, defs, seen) for m in schema["anyOf"]]
+        found = [_types_of(m, defs, seen, known) for m in schema["anyOf"]]
         return None if any(t is None for t in found) else frozenset().union(*found)  # type: ignore[arg-type]
     if "enum" in schema or "const" in schema:
         values = schema.get("enum", [schema.get("const")])
@@ -218,7 +230,18 @@ def close(rules: Rules, properties: dict[str, Any], required: list[str]) -> dict
 
 
 def unique(name: str, taken: object) -> str:
-    """Return `name`, prefixed with underscores until it is not in `taken`."""
+    """Return `name`, prefixed with underscores until it is not in `taken`.
+
+    `taken` is a collection of names, or a text in which the name must not appear.
+
+    Examples:
+        >>> unique("rest", {"rest", "_rest"}), unique("a", '{"__a": 1, "a": 2}')
+        ('__rest', '___a')
+    """
+    if isinstance(taken, str):
+        # One pass over the text, however many underscores it holds before the name.
+        runs = [len(m) for m in re.findall(f"(_*){re.escape(name)}", taken)]
+        return "_" * (max(runs) + 1) + name if runs else name
     while name in taken:  # type: ignore[operator]
         name = "_" + name
     return name
