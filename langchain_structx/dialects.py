@@ -37,9 +37,14 @@ from typing import Any, Literal, get_args
 
 from langchain_structx._dialects import anthropic, gemini, openai
 from langchain_structx._dialects.codecs import Codec
-from langchain_structx._dialects.guard import check_references, copy_document, too_deep
+from langchain_structx._dialects.guard import (
+    check_references,
+    copy_document,
+    too_deep,
+)
 from langchain_structx._dialects.refs import normalise_refs
 from langchain_structx._dialects.rules import Rules
+from langchain_structx._dialects.shapecheck import check_shapes
 from langchain_structx._dialects.walker import Walker
 from langchain_structx.errors import (
     DialectError,
@@ -179,6 +184,7 @@ def transform(
     document = copy_document(schema, dialect)
     root, defs = normalise_refs(document, dialect)
     check_references(root, defs, dialect)
+    check_shapes(root, defs)
     walker = Walker(_RULES[dialect], defs)
     out, codec, wrapped = walker.run(root)
     return Transformed(
