@@ -206,7 +206,11 @@ def _from_text(
     except JSONParseError as exc:
         return _worded_as_text(Failed(_parse_failure(name, exc, message)))
     if restore is not None:
-        parsed = Parsed(restore(parsed.value), parsed.repairs)
+        try:
+            parsed = Parsed(restore(parsed.value), parsed.repairs)
+        except OutputValidationError as exc:
+            # A value too deep or too large to map back is a bad answer, retried as such.
+            return _worded_as_text(Failed(InvalidOutputError(name, exc, ai_message=message)))
     return _worded_as_text(_decode_output(plan, parsed, message))
 
 

@@ -167,7 +167,7 @@ class Plan:
         """The answer's schema rewritten for `dialect`, computed once per dialect."""
         found = self._dialects.get(dialect)
         if found is None:
-            found = transform(self.output_schema(), dialect)
+            found = transform(self.output_schema(), dialect, limits=self.limits)
             self._dialects[dialect] = found
         return found
 

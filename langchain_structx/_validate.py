@@ -17,6 +17,7 @@ because schemas and values may both be hostile:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import time
@@ -25,11 +26,9 @@ from fractions import Fraction
 from typing import Any
 
 import jsonschema
-import regex
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError as JSONSchemaSchemaError
 from jsonschema.exceptions import ValidationError as JSONSchemaValidationError
-from referencing.jsonschema import DRAFT202012
 
 from langchain_structx._bounds import (
     cap_issues,
@@ -40,6 +39,7 @@ from langchain_structx._bounds import (
     preview,
     schema_shape_problem,
 )
+from langchain_structx._regexes import check_patterns, compiled, is_regex
 from langchain_structx.errors import SchemaError, ValidationIssue
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -52,8 +52,6 @@ MAX_SCHEMA_NODES = 100_000
 _KEPT_ERRORS = 200
 """Errors kept for sorting; later ones are only counted."""
 
-_REGEX_ERRORS = (regex.error, RecursionError, OverflowError, ValueError, TypeError)
-
 _deadline: contextvars.ContextVar[float] = contextvars.ContextVar("structx_deadline")
 
 
@@ -65,11 +63,6 @@ class _OutOfTime(Exception):
         self.pattern = pattern
 
 
-@functools.lru_cache(maxsize=512)
-def _compiled(pattern: str) -> Any:
-    return regex.compile(pattern)
-
-
 def _search(pattern: str, text: str) -> bool:
     """Return whether `pattern` matches `text` within the time left."""
     remaining = _deadline.get(time.monotonic() + DEFAULT_LIMITS.validation_seconds)
@@ -77,7 +70,7 @@ def _search(pattern: str, text: str) -> bool:
     if remaining <= 0:
         raise _OutOfTime(pattern)
     try:
-        return _compiled(pattern).search(text, timeout=remaining) is not None
+        return compiled(pattern).search(text, timeout=remaining) is not None
     except TimeoutError:
         raise _OutOfTime(pattern) from None
 
@@ -188,20 +181,10 @@ def _value_chars() -> int:
     return _limits.get(DEFAULT_LIMITS).max_value_chars
 
 
-def _is_regex(instance: object) -> bool:
-    if not isinstance(instance, str):
-        return True
-    try:
-        regex.compile(instance)
-    except _REGEX_ERRORS:
-        return False
-    return True
-
-
 def _format_checker() -> FormatChecker:
     checker = FormatChecker()
     checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
-    checker.checkers["regex"] = (_is_regex, ())
+    checker.checkers["regex"] = (is_regex, ())
     return checker
 
 
@@ -241,39 +224,33 @@ _BoundedValidator = jsonschema.validators.extend(
 )
 
 
-def check_patterns(schema: Mapping[str, Any]) -> None:
-    """Compile every pattern in `schema` with the engine validation will use.
+def bounded_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator of `schema` whose regexes run in the bounded engine and that fetches nothing.
 
-    Raises:
-        SchemaError: A pattern does not compile, or `unevaluatedProperties` would
-            run patterns outside the time limit.
+    For checks made outside `JSONSchemaValidator` (the dialects' branch and enum
+    checks); run them inside `deadline(...)`.
     """
-    stack: list[Any] = [schema]
-    uses_pattern_properties = uses_unevaluated = False
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, Mapping):
-            continue
-        patterns = list(node.get("patternProperties") or ())
-        if isinstance(node.get("pattern"), str):
-            patterns.append(node["pattern"])
-        for pattern in patterns:
-            _compile_or_fail(pattern)
-        uses_pattern_properties |= bool(node.get("patternProperties"))
-        uses_unevaluated |= node.get("unevaluatedProperties", True) is not True
-        stack.extend(DRAFT202012.subresources_of(node))
-    if uses_pattern_properties and uses_unevaluated:
-        raise SchemaError(
-            "A schema may not combine patternProperties with unevaluatedProperties: "
-            "their patterns could not be checked within the time limit."
-        )
+    return _BoundedValidator(
+        schema, registry=offline_registry(schema), format_checker=_FORMAT_CHECKER
+    )
 
 
-def _compile_or_fail(pattern: str) -> None:
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Give every bounded check made inside the block one shared deadline.
+
+    Once it has passed, each check raises instead of running.
+    """
+    token = _deadline.set(time.monotonic() + seconds)
     try:
-        _compiled(pattern)
-    except _REGEX_ERRORS as exc:
-        raise SchemaError(f"Invalid pattern {clip(repr(pattern), 200)} in schema: {exc}") from None
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def out_of_time() -> bool:
+    """Whether the deadline of the enclosing `deadline(...)` block has passed."""
+    return time.monotonic() > _deadline.get(_NO_DEADLINE)
 
 
 class JSONSchemaValidator:

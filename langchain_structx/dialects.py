@@ -46,6 +46,7 @@ from langchain_structx._dialects.refs import normalise_refs
 from langchain_structx._dialects.rules import Rules
 from langchain_structx._dialects.shapecheck import check_shapes
 from langchain_structx._dialects.walker import Walker
+from langchain_structx._validate import deadline
 from langchain_structx.errors import (
     DialectError,
     OutputValidationError,
@@ -85,6 +86,7 @@ class Transformed:
     dropped: tuple[str, ...]
     _codec: Codec = field(repr=False, compare=False)
     _max_depth: int = field(default=MAX_VALUE_DEPTH, repr=False, compare=False)
+    _seconds: float = field(default=DEFAULT_LIMITS.validation_seconds, repr=False, compare=False)
 
     def encode(self, value: Any) -> Any:
         """Put a value valid under the original schema into the provider's shape.
@@ -133,10 +135,13 @@ class Transformed:
         problem = too_deep(value, self._max_depth)
         if problem is None:
             try:
-                return step(value)
+                with deadline(self._seconds):
+                    return step(value)
             except RecursionError:
                 # The value is bounded, but the caller's own stack may be deep.
                 problem = "the value nests too deeply to read"
+            except TimeoutError:
+                problem = f"the value could not be checked within {self._seconds} s"
         name = self.schema.get("title")
         issue = ValidationIssue((), problem)
         raise OutputValidationError(name if isinstance(name, str) else "the output", [issue])
@@ -186,7 +191,12 @@ def transform(
     check_references(root, defs, dialect)
     check_shapes(root, defs)
     walker = Walker(_RULES[dialect], defs)
-    out, codec, wrapped = walker.run(root)
+    try:
+        with deadline(limits.validation_seconds):
+            out, codec, wrapped = walker.run(root)
+    except TimeoutError:
+        reason = f"its patterns could not be checked within {limits.validation_seconds} s"
+        raise DialectError(dialect, reason) from None
     return Transformed(
         schema=out,
         dialect=dialect,
@@ -194,6 +204,7 @@ def transform(
         dropped=tuple(walker.dropped),
         _codec=codec,
         _max_depth=min(limits.max_depth, MAX_VALUE_DEPTH),
+        _seconds=limits.validation_seconds,
     )
 
 

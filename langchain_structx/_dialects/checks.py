@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from langchain_structx._dialects.rules import ANNOTATIONS
+from langchain_structx._validate import bounded_validator, out_of_time
 
 _ENUM_KEYS = ANNOTATIONS | {"enum", "const"}
 
@@ -32,7 +31,7 @@ class SchemaChecks:
         """
         if self._root is None:
             defs = {k: close_all(v) for k, v in self.defs.items()} if self.closed else self.defs
-            self._root = Draft202012Validator({"$defs": defs})
+            self._root = bounded_validator({"$defs": defs})
         return self._root.evolve(schema=close_all(schema) if self.closed else schema)
 
     def check(self, schema: Any) -> Callable[[Any], bool]:
@@ -67,11 +66,15 @@ def _is_valid(validator: Any, value: Any) -> bool:
 
     Values and schemas were bounded before (see `guard`), so this only catches
     what no bound foresees: a pattern that does not compile, a reference the
-    validator cannot follow, a stack already deep in the caller.
+    validator cannot follow, a stack already deep in the caller, a regex that
+    ran past the enclosing deadline (patterns run in the bounded engine).
     """
     try:
         return bool(validator.is_valid(value))
     except Exception:  # noqa: BLE001 - any failure to decide means "not accepted"
+        if out_of_time():
+            # "No" would be a guess; the caller turns this into its own typed error.
+            raise TimeoutError("the schema's patterns could not be checked in time") from None
         return False
 
 

@@ -416,3 +416,51 @@ def test_any_generated_schema_and_value_get_a_typed_answer(
 def test_generated_deep_schemas_are_typed(depth: int, dialect: Dialect, kind: str) -> None:
     result = outcome(nested(depth, DEEP[kind]), dialect)
     assert isinstance(result, Transformed | DialectError)
+
+
+# --- patterns inside the dialects run in the bounded engine -----------------------------
+
+_SLOW_PATTERN = "^(a|a)*$"
+"""Backtracks exponentially in the `regex` package on a long run of a's ending in `!`."""
+
+
+def test_enum_filtering_with_a_catastrophic_pattern_stops_at_the_deadline() -> None:
+    from langchain_structx.limits import Limits
+
+    values = ["a" * 40 + "!", "a" * 41 + "!"]
+    schema = {
+        "type": "object",
+        "properties": {"tag": {"type": "string", "enum": values, "pattern": _SLOW_PATTERN}},
+        "required": ["tag"],
+        "additionalProperties": False,
+    }
+    started = time.monotonic()
+    with pytest.raises(DialectError, match="could not be checked within 0.2 s"):
+        transform(schema, "openai", limits=Limits(validation_seconds=0.2))
+    # Unbounded, each value would backtrack for hours; the one deadline covers both.
+    assert time.monotonic() - started < 10
+
+
+def test_a_deep_value_that_cannot_be_restored_is_retried_as_an_invalid_answer() -> None:
+    from langchain_core.messages import AIMessage
+
+    from langchain_structx import ProviderStrategy, StructuredOutputRetryError, create_agent
+    from langchain_structx.testing import ScriptedChatModel
+
+    schema = {
+        "title": "Note",
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "extra": {}},
+        "required": ["text"],
+    }
+    deep = "[" * 150 + "]" * 150
+    bad = AIMessage(f'{{"text": "hi", "extra": {deep}}}')
+    model = ScriptedChatModel(responses=[bad, bad])
+    agent = create_agent(
+        model, response_format=ProviderStrategy(schema, strict=True, max_retries=1)
+    )
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        agent.invoke({"messages": [("user", "note")]})
+    assert caught.value.n_attempts == 2
+    assert all(e.kind == "validation" for e in caught.value.errors)
+    assert "nests deeper than 128 levels" in str(caught.value.errors[0])
