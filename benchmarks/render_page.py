@@ -53,6 +53,16 @@ ABOUT: dict[str, tuple[str, str]] = {
         "that survive the round trip exactly. LangChain's row is what `ChatOpenAI` sends "
         "with `strict=True`. Goal: 100% and 100%.",
     ),
+    "hostile": (
+        "python benchmarks/hostile.py",
+        "Crafted hostile replies of each class at 100 KB, 1 MB and 4 MB through the "
+        "reading step (parse, restore, validate): time and peak extra memory to a value or "
+        "typed error, as multiples of `json.loads` of a valid document of the same size; "
+        "growth from 1 MB to 4 MB; and the longest event-loop stall while `ainvoke` reads a "
+        "1 MB hostile reply. Goals: <= 50x `json.loads`, linear growth (<= 4.4x for 4x the "
+        "size), extra memory <= 10x the reply, stall <= 50 ms. LangChain has no step that "
+        "does the same job, so there is no stock column.",
+    ),
     "local_model": (
         "python benchmarks/local_model.py",
         "The extraction task set on the embedded model, our strategies beside stock "

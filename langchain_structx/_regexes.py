@@ -1,8 +1,11 @@
 """Regexes from schemas: compiled once, with the engine that validation runs them in.
 
-Patterns come from user schemas, which may be hostile: they are compiled with the
-`regex` package (whose matching takes a timeout) and checked when a schema is
-built, so that a broken pattern is a `SchemaError` then and never a crash later.
+Patterns come from user schemas, which may be hostile, and are matched against
+model output, which may be hostile too. A pattern RE2 can express (nearly every
+pattern in real schemas) runs in RE2, whose matching is linear in the text: no
+input can make it backtrack. The rest (back-references, look-arounds) runs in the
+`regex` package, whose matching takes a timeout. Every pattern is compiled when
+a schema is built, so that a broken one is a `SchemaError` then, never a crash later.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+import re2
 import regex
 from referencing.jsonschema import DRAFT202012
 
@@ -20,10 +24,36 @@ from langchain_structx.errors import SchemaError
 REGEX_ERRORS = (regex.error, RecursionError, OverflowError, ValueError, TypeError)
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a pattern RE2 cannot take is normal, not worth a log line
+_RE2_OPTIONS.never_capture = True  # only "does it match" is ever asked
+
+
+class _Linear:
+    """An RE2 pattern with the `regex` package's `search` signature."""
+
+    __slots__ = ("_pattern",)
+
+    def __init__(self, pattern: Any) -> None:
+        self._pattern = pattern
+
+    def search(self, text: str, timeout: float | None = None) -> Any:
+        # Linear time: the deadline is checked by the caller, no timeout is needed.
+        return self._pattern.search(text)
+
+
 @functools.lru_cache(maxsize=512)
 def compiled(pattern: str) -> Any:
-    """A schema's pattern compiled by the `regex` package; schemas reuse few patterns."""
-    return regex.compile(pattern)
+    r"""A schema's pattern, in RE2 when it fits, else in `regex`; schemas reuse few patterns.
+
+    Examples:
+        >>> type(compiled("^[a-z]+$")).__name__, type(compiled(r"(a)\1")).__name__
+        ('_Linear', 'Pattern')
+    """
+    try:
+        return _Linear(re2.compile(pattern, _RE2_OPTIONS))
+    except re2.error:
+        return regex.compile(pattern)
 
 
 def is_regex(instance: object) -> bool:

@@ -89,7 +89,7 @@ def test_a_server_error_falls_back_but_is_not_remembered(openai_model: ChatOpenA
     [fallback] = report["fallbacks"]
     assert fallback["from_strategy"] == "provider"
     assert fallback["to_strategy"] == "prompted"
-    assert "500" in fallback["reason"] and "json_schema" in fallback["reason"]
+    assert "500" in fallback["reason"] and "response_format" in fallback["reason"]
     assert report["attempts"] == 1 and report["errors"] == []
     assert report["usage"]["input_tokens"] > 0 and report["usage"]["output_tokens"] > 0
     # One rejected request, then the one that produced the answer.

@@ -420,8 +420,8 @@ def test_generated_deep_schemas_are_typed(depth: int, dialect: Dialect, kind: st
 
 # --- patterns inside the dialects run in the bounded engine -----------------------------
 
-_SLOW_PATTERN = "^(a|a)*$"
-"""Backtracks exponentially in the `regex` package on a long run of a's ending in `!`."""
+_SLOW_PATTERN = "^(?=a)(a|a)*$"
+"""Backtracks exponentially on a run of a's ending in `!`; the look-ahead keeps it out of RE2."""
 
 
 def test_enum_filtering_with_a_catastrophic_pattern_stops_at_the_deadline() -> None:

@@ -24,8 +24,12 @@ from langchain_structx._schema import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
-EVIL = r"^(a|aa)+$"
-"""Backtracks exponentially on 'aaaa...ab' in a backtracking engine."""
+EVIL = r"^(?=a)(a|aa)+$"
+"""Backtracks exponentially on 'aaaa...ab'; the look-ahead keeps it out of RE2, so it
+runs in the backtracking engine under the deadline."""
+
+CLASSIC = r"^(a|aa)+$"
+"""The same trap without a look-around: RE2 takes it, and answers in linear time."""
 
 SLOW_KEY = "a" * 32 + "b"
 
@@ -277,7 +281,7 @@ def test_a_slow_pattern_over_many_keys_fails_within_one_deadline() -> None:
 
     outcome = _outcome(schema, keys, Limits(validation_seconds=0.5))
 
-    assert "could not be checked against the pattern '^(a|aa)+$' within 0.5 s" in outcome
+    assert f"could not be checked against the pattern {EVIL!r} within 0.5 s" in outcome
 
 
 @pytest.mark.parametrize(
@@ -408,3 +412,23 @@ def test_any_json_value_gives_a_value_or_a_validation_error(value: Any, index: i
         variant.validate(value, Limits(max_depth=6))
     except OutputValidationError as exc:
         assert exc.issues
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": CLASSIC},
+        {"type": "object", "patternProperties": {CLASSIC: {}}, "additionalProperties": False},
+    ],
+    ids=["pattern", "patternProperties"],
+)
+def test_a_catastrophic_pattern_that_re2_takes_gets_a_real_answer(schema: dict[str, Any]) -> None:
+    # No deadline is reached: the answer is the pattern's own "no match", for every key.
+    value: Any = (
+        SLOW_KEY * 1000
+        if schema["type"] == "string"
+        else dict.fromkeys((f"{SLOW_KEY}{i}" for i in range(400)), 1)
+    )
+    outcome = _outcome(schema, value, Limits(validation_seconds=30))
+    assert "could not be checked" not in outcome
+    assert "does not match" in outcome or "are not allowed" in outcome
