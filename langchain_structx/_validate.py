@@ -7,9 +7,9 @@ because schemas and values may both be hostile:
   registry that refuses to fetch anything, and validation uses that registry too:
   a schema can never make us open a socket or a file.
 - Every regex (`pattern`, `patternProperties`, the pattern half of
-  `additionalProperties`, `format: regex`) runs through the `regex` package with
-  what is left of one deadline per validation; running out is a failure with its
-  own message, never "no match".
+  `additionalProperties`) runs in RE2 when it can (linear time) and otherwise in
+  the `regex` package with what is left of one deadline per validation (see
+  `_regexes`); running out is a failure with its own message, never "no match".
 - `multipleOf` and `uniqueItems` are rewritten to stay exact and linear on numbers
   and arrays no sane reply contains.
 - Messages quote the value in a bounded excerpt.
@@ -63,8 +63,29 @@ class _OutOfTime(Exception):
         self.pattern = pattern
 
 
+_seen: contextvars.ContextVar[dict[tuple[str, str], bool]] = contextvars.ContextVar("structx_seen")
+_SEEN_TEXT_CHARS = 256
+_SEEN_ENTRIES = 100_000
+
+
 def _search(pattern: str, text: str) -> bool:
-    """Return whether `pattern` matches `text` within the time left."""
+    """Return whether `pattern` matches `text` within the time left.
+
+    Within one validation, answers for short texts are kept: `patternProperties`
+    and `additionalProperties` ask the same question of every key.
+    """
+    seen = _seen.get(None)
+    if seen is None or len(text) > _SEEN_TEXT_CHARS:
+        return _match(pattern, text)
+    found = seen.get((pattern, text))
+    if found is None:
+        found = _match(pattern, text)
+        if len(seen) < _SEEN_ENTRIES:
+            seen[(pattern, text)] = found
+    return found
+
+
+def _match(pattern: str, text: str) -> bool:
     remaining = _deadline.get(time.monotonic() + DEFAULT_LIMITS.validation_seconds)
     remaining -= time.monotonic()
     if remaining <= 0:
@@ -288,6 +309,7 @@ class JSONSchemaValidator:
         """
         deadline_token = _deadline.set(time.monotonic() + limits.validation_seconds)
         limits_token = _limits.set(limits)
+        seen_token = _seen.set({})
         kept: list[JSONSchemaValidationError] = []
         try:
             total = self._collect(instance, kept)
@@ -299,6 +321,7 @@ class JSONSchemaValidator:
         finally:
             _deadline.reset(deadline_token)
             _limits.reset(limits_token)
+            _seen.reset(seen_token)
         kept.sort(key=_error_order)
         return cap_issues([_issue(error, limits) for error in kept], total, limits)
 

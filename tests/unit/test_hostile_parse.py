@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 
 from langchain_structx._coerce import coerce
 from langchain_structx._parse import parse_json
+from langchain_structx._schema import normalize
 from langchain_structx.errors import (
     JSONParseError,
     MalformedJSONError,
+    OutputValidationError,
     ReplyTooLargeError,
     TruncatedJSONError,
 )
@@ -146,14 +148,19 @@ def test_reply_longer_than_the_cap_is_refused_unread() -> None:
 
 
 @pytest.mark.parametrize("depth", [10, 11])
-def test_depth_limit_applies_to_valid_and_sloppy_json(depth: int) -> None:
+def test_depth_limit_applies_to_sloppy_json_and_to_validation(depth: int) -> None:
     limits = Limits(max_depth=10)
-    for text in ("[" * depth + "]" * depth, "[" * depth + "1," + "]" * depth):
-        if depth <= 10:
-            assert parse_json(text, limits=limits).value is not None
-        else:
-            with pytest.raises(MalformedJSONError, match="deeper than 10"):
-                parse_json(text, limits=limits)
+    valid, sloppy = "[" * depth + "]" * depth, "[" * depth + "1," + "]" * depth
+    variant = normalize({"type": "array"}).variants[0]
+    if depth <= 10:
+        assert parse_json(sloppy, limits=limits).value is not None
+        assert variant.validate(parse_json(valid, limits=limits).value, limits) == json.loads(valid)
+        return
+    with pytest.raises(MalformedJSONError, match="deeper than 10"):
+        parse_json(sloppy, limits=limits)
+    # Strictly valid JSON is read by the C decoder; its depth is refused by validation.
+    with pytest.raises(OutputValidationError, match="deeper than 10"):
+        variant.validate(parse_json(valid, limits=limits).value, limits)
 
 
 def test_brackets_in_strings_do_not_count_towards_depth() -> None:
