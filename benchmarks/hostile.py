@@ -127,6 +127,27 @@ def _reader(schema: dict[str, Any]) -> Callable[[Any], str]:
     return read
 
 
+def _value_memory(schema: dict[str, Any], text: str) -> float:
+    """Peak memory `json.loads` needs to build the value read from `text`, per reply byte.
+
+    The value itself is the product, not overhead: a reply of many small keys
+    becomes Python objects several times its size whoever parses it. What the
+    memory goal judges is what reading costs beyond that.
+    """
+    from langchain_core.messages import AIMessage
+
+    from langchain_structx import Limits, PromptedStrategy
+    from langchain_structx._extract import interpret
+    from langchain_structx._plan import build_plan
+
+    plan = build_plan(PromptedStrategy(schema, limits=Limits(max_reply_chars=READ_EVERYTHING)))
+    outcome = interpret(plan, plan.call_spec("prompted"), AIMessage(text)).outcome
+    if getattr(outcome, "error", None) is not None:
+        return 0.0
+    strict = json.dumps(getattr(outcome, "value", None))
+    return _peak_memory(lambda: json.loads(strict)) / len(text)
+
+
 def _timed(func: Callable[[], object], budget: float) -> tuple[float, object]:
     """Best of up to three runs, fewer when one run is slow."""
     best, result, spent = float("inf"), None, 0.0
@@ -198,6 +219,7 @@ def work(name: str, budget: float) -> None:
         peak = _peak_memory(lambda: read(message))  # noqa: B023
         figures = {"size": label, "outcome": outcome, "seconds": seconds, "json": base}
         figures["memory"] = peak / len(text)
+        figures["value_memory"] = _value_memory(case.schema, text)
         if size == 1_000_000:
             figures["stall_ms"] = asyncio.run(_stall(case.schema, text))
         print(json.dumps(figures), flush=True)
@@ -240,19 +262,21 @@ def verdict(ok: bool) -> str:
 
 def _row(case: str, figures: dict[str, Any]) -> tuple[str, float, float, bool]:
     ratio = figures["seconds"] / figures["json"]
-    ok = ratio <= TIME_GOAL and figures["memory"] <= MEMORY_GOAL
+    extra = figures["memory"] - figures["value_memory"]
+    ok = ratio <= TIME_GOAL and extra <= MEMORY_GOAL
     print(
         f"    {case:<18} {figures['size']:>6} {figures['outcome']:<22}"
-        f" {figures['seconds'] * 1e3:>9.1f} {ratio:>9.1f} {figures['memory']:>7.1f}  {verdict(ok)}"
+        f" {figures['seconds'] * 1e3:>9.1f} {ratio:>9.1f} {figures['memory']:>7.1f}"
+        f" {figures['value_memory']:>7.1f} {extra:>7.1f}  {verdict(ok)}"
     )
-    return figures["size"], ratio, figures["memory"], ok
+    return figures["size"], ratio, extra, ok
 
 
 def _summary(case: str, results: list[dict[str, Any]]) -> dict[str, Any]:
     by_size = {r["size"]: r for r in results}
     for label, _ in SIZES:
         if label not in by_size:
-            print(f"    {case:<18} {label:>6} {'':<22} {'':>9} {'':>9} {'':>7}  MISS (timeout)")
+            print(f"    {case:<18} {label:>6} {'':<22} {'':>9} {'':>9} {'':>23}  MISS (timeout)")
     growth, stall = None, by_size.get("1 MB", {}).get("stall_ms")
     shown_growth, shown_stall = "MISS (timeout)", "MISS (timeout)"
     one, four = by_size.get("1 MB"), by_size.get("4 MB")
@@ -282,7 +306,14 @@ def main() -> int:
         f"goals: time <= {TIME_GOAL:.0f}x json.loads, extra memory <= {MEMORY_GOAL:.0f}x reply,"
         f" growth 1 MB -> 4 MB <= {GROWTH_GOAL}x, event-loop stall <= {STALL_GOAL_MS:.0f} ms\n"
     )
-    print(f"    {'case':<18} {'size':>6} {'outcome':<22} {'ms':>9} {'x json':>9} {'x mem':>7}")
+    print(
+        f"    {'case':<18} {'size':>6} {'outcome':<22} {'ms':>9} {'x json':>9} {'x mem':>7}"
+        f" {'value':>7} {'extra':>7}"
+    )
+    print(
+        "    (memory per reply byte: the peak while reading; what json.loads needs to build"
+        " the value read; the extra, judged)"
+    )
     ratios: dict[str, dict[str, float | None]] = {}
     others: dict[str, dict[str, Any]] = {}
     all_ok = True
@@ -291,7 +322,7 @@ def main() -> int:
         for figures in (results := run_case(case, args.budget)):
             size, ratio, memory, ok = _row(case.name, figures)
             ratios[case.name][size] = ratio
-            others.setdefault(case.name, {})[f"memory {size}"] = memory
+            others.setdefault(case.name, {})[f"extra memory {size}"] = memory
             all_ok &= ok
         summary = _summary(case.name, results)
         others.setdefault(case.name, {}).update(summary)
@@ -307,7 +338,7 @@ def main() -> int:
         extra={
             "goals": {
                 "time x json.loads": TIME_GOAL,
-                "memory x reply": MEMORY_GOAL,
+                "extra memory x reply": MEMORY_GOAL,
                 "growth 1 MB -> 4 MB": GROWTH_GOAL,
                 "stall ms": STALL_GOAL_MS,
             },

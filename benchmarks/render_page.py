@@ -60,7 +60,8 @@ ABOUT: dict[str, tuple[str, str]] = {
         "typed error, as multiples of `json.loads` of a valid document of the same size; "
         "growth from 1 MB to 4 MB; and the longest event-loop stall while `ainvoke` reads a "
         "1 MB hostile reply. Goals: <= 50x `json.loads`, linear growth (<= 4.4x for 4x the "
-        "size), extra memory <= 10x the reply, stall <= 50 ms. LangChain has no step that "
+        "size), extra memory <= 10x the reply (the peak beyond what `json.loads` needs to "
+        "build the same value), stall <= 50 ms. LangChain has no step that "
         "does the same job, so there is no stock column.",
     ),
     "local_model": (

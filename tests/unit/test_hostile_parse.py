@@ -29,7 +29,7 @@ from langchain_structx.errors import (
 from langchain_structx.limits import Limits
 from langchain_structx.streaming import _Buffer, partial_value
 
-CEILING = 5.0
+CEILING = 15.0
 """Seconds a 2 MB crafted reply may take on a slow machine; quadratic takes minutes."""
 SIZE = 2_000_000
 ROOMY = Limits(max_reply_chars=4 * SIZE)
