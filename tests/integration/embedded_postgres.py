@@ -9,7 +9,9 @@ binaries ourselves rather than through its `get_server()`:
   `/etc/passwd` or the permissions of the virtualenv. Here, under root, the
   server runs as the existing unprivileged `nobody` account instead, in a data
   directory that is the only thing handed over to it (`chown`). The binaries
-  are installed world-readable by pip, so nothing else needs to change.
+  are installed world-readable by pip, so nothing else needs to change (a
+  virtualenv inside a private home directory is the exception: `initdb` then
+  fails with "permission denied"; run the tests as an ordinary user instead).
 - `get_server()` stops the server in an `atexit` hook shared by every process
   that opened it; the fixture here stops it explicitly and removes the data.
 - Importing `pgserver` sets up a lock file in the user's runtime directory and
