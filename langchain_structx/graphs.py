@@ -3,8 +3,10 @@
 The graph takes `{"text": ..., "schema": ...}` (a JSON schema, or a list of them
 for a union) and ends with the same three keys a structured-output node writes:
 `structured_response`, `structured_response_kind` and `structured_output_report`.
-It is what `structx extract --batch FILE --server URL` runs, one run per record,
-so the server's queue spreads a batch over its workers. Serve it from
+A run that finds no valid object ends normally, with `structured_output_error`
+(`{"type", "message"}`) instead. It is what `structx extract --batch FILE
+--server URL` runs, one run per record, so the server's queue spreads a batch
+over its workers. Serve it from
 `langgraph.json`:
 
 ```json
@@ -41,9 +43,15 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 from langchain_structx._capabilities import FallbackMemory
-from langchain_structx.errors import UserError
+from langchain_structx.errors import StructxError, UserError
 from langchain_structx.nodes import StructuredOutputNode, structured_output_node
-from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
+from langchain_structx.report import (
+    ERROR_KEY,
+    KIND_KEY,
+    REPORT_KEY,
+    RESPONSE_KEY,
+    StructuredReport,
+)
 from langchain_structx.strategies import (
     AutoStrategy,
     PromptedStrategy,
@@ -87,20 +95,29 @@ class ExtractionInput(TypedDict):
     system: NotRequired[str]
 
 
-class ExtractionState(ExtractionInput):
-    """The request and, once the run ends, the validated object and its report."""
+class ExtractionError(TypedDict):
+    """Why a run found no valid object: the exception's type name and message."""
 
-    structured_response: NotRequired[Any]
-    structured_response_kind: NotRequired[str | None]
-    structured_output_report: NotRequired[StructuredReport | None]
+    type: str
+    message: str
 
 
 class ExtractionOutput(TypedDict):
-    """What a run returns."""
+    """What a run returns: the object, its kind and report, or else the error."""
 
     structured_response: Any
     structured_response_kind: str | None
     structured_output_report: StructuredReport | None
+    structured_output_error: ExtractionError | None
+
+
+class ExtractionState(ExtractionInput):
+    """The request and, once the run ends, its output."""
+
+    structured_response: NotRequired[Any]
+    structured_response_kind: NotRequired[str | None]
+    structured_output_report: NotRequired[StructuredReport | None]
+    structured_output_error: NotRequired[ExtractionError | None]
 
 
 def request_strategy(request: ExtractionInput) -> Strategy:
@@ -160,12 +177,18 @@ def build_extraction_graph(
         return node, {"messages": [HumanMessage(text)]}
 
     def extract(state: ExtractionState) -> dict[str, Any]:
-        node, inputs = prepared(state)
-        return _outcome(node(inputs))
+        try:
+            node, inputs = prepared(state)
+            return _outcome(node(inputs))
+        except StructxError as exc:
+            return _failure(exc)
 
     async def aextract(state: ExtractionState) -> dict[str, Any]:
-        node, inputs = prepared(state)
-        return _outcome(await node.acall(inputs))
+        try:
+            node, inputs = prepared(state)
+            return _outcome(await node.acall(inputs))
+        except StructxError as exc:
+            return _failure(exc)
 
     builder = StateGraph(
         ExtractionState, input_schema=ExtractionInput, output_schema=ExtractionOutput
@@ -178,7 +201,14 @@ def build_extraction_graph(
 
 def _outcome(update: Any) -> dict[str, Any]:
     # A node without routes returns a plain update; the messages stay out of the output.
-    return {key: update[key] for key in (RESPONSE_KEY, KIND_KEY, REPORT_KEY)}
+    return {key: update[key] for key in (RESPONSE_KEY, KIND_KEY, REPORT_KEY)} | {ERROR_KEY: None}
+
+
+def _failure(exc: StructxError) -> dict[str, Any]:
+    # Returned, not raised: a server shows a client only the type of an exception it
+    # does not know, and our messages are bounded and meant for the caller.
+    error: ExtractionError = {"type": type(exc).__name__, "message": str(exc)}
+    return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None, ERROR_KEY: error}
 
 
 def _echo_reply(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
@@ -195,15 +225,13 @@ def _echo_reply(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
     return AIMessage(text)
 
 
-def echo_model() -> ScriptedChatModel:
-    """A stand-in model that answers every attempt with the user's text.
+def echo_model(calls: int = MAX_RETRIES_LIMIT + 1) -> ScriptedChatModel:
+    """A stand-in model that answers each of `calls` attempts with the user's text.
 
     A record whose text is the JSON of a valid object extracts to that object; any
     other text fails validation on every attempt, as a hopeless input would.
     """
-    return ScriptedChatModel(
-        model_name="structx-echo", responses=[_echo_reply] * (MAX_RETRIES_LIMIT + 1)
-    )
+    return ScriptedChatModel(model_name="structx-echo", responses=[_echo_reply] * calls)
 
 
 @functools.cache
@@ -240,6 +268,7 @@ def _offline() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 __all__ = (
     "MAX_RETRIES_LIMIT",
+    "ExtractionError",
     "ExtractionInput",
     "ExtractionOutput",
     "ExtractionState",
