@@ -4,16 +4,19 @@
 structx extract --schema contact.json "Reach Ada at ada@example.org"
 structx extract --schema app.models:Contact --schema app.models:Event -   # text on stdin
 structx extract --schema contact.json --batch inputs.jsonl --concurrency 4
+structx extract --schema contact.json --batch inputs.jsonl --server http://127.0.0.1:2024
 ```
 
 By default the model is the embedded local one (no API key, no network); any
-`init_chat_model` string such as `openai:gpt-4.1-mini` works too.
+`init_chat_model` string such as `openai:gpt-4.1-mini` works too. With `--server`,
+each batch record is a run of a LangGraph Server's extraction graph (same lines).
 
 Exit codes:
     0: every input produced a validated object.
     1: extraction failed (the model never produced a valid object).
     2: usage error (bad option, unreadable schema or input).
-    3: the model could not be loaded (missing extra, weights or credentials).
+    3: the model could not be loaded (missing extra, weights or credentials), or
+       the `--server` is unreachable or does not serve the `--graph`.
     4: batch mode finished, but some inputs failed (each has an error line).
 
 Output safety: `--output` may not name the `--batch` file (through any path or
@@ -32,15 +35,20 @@ import contextlib
 import dataclasses
 import importlib
 import json
-import os
-import secrets
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel
 
+from langchain_structx._outfile import replace_when_done, same_file
+from langchain_structx._remote import (
+    RemoteExtractor,
+    RemoteRunError,
+    RemoteSettings,
+    ServerUnavailableError,
+)
 from langchain_structx.errors import StructuredOutputFailure, StructxError, UserError
 from langchain_structx.middleware import create_agent
 from langchain_structx.strategies import (
@@ -119,7 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--report", action="store_true", help="also print how it was obtained")
     extract.add_argument("--batch", help="a JSONL file: one text (or {'text': ...}) per line")
     extract.add_argument("--output", help="write batch results here instead of stdout")
-    extract.add_argument("--concurrency", type=int, default=1)
+    extract.add_argument("--concurrency", type=int, default=1, help="inputs (or runs) in flight")
+    extract.add_argument("--server", help="a LangGraph Server URL: batch records become its runs")
+    extract.add_argument("--graph", default="extract", help="the server's extraction graph")
     return parser
 
 
@@ -203,13 +213,16 @@ def _result(state: dict[str, Any], *, union: bool, report: bool) -> Any:
 
 
 class Extractor:
-    """One configured agent, run on many texts."""
+    """One configured agent (or server graph), run on many texts."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         schemas = [load_schema(s) for s in args.schema]
         self.union = len(schemas) > 1
         self.report = bool(args.report)
         strategy = build_strategy(schemas, args.strategy, args.max_retries)
+        self.remote = _remote_extractor(args, schemas) if args.server else None
+        if self.remote is not None:
+            return
         self.agent = create_agent(
             load_model(args.model, args.model_path),
             response_format=strategy,
@@ -233,9 +246,20 @@ class Extractor:
 
     async def arun(self, text: str) -> Any:
         """Async form of `run`, for batches."""
-        inputs = {"messages": [{"role": "user", "content": text}]}
-        state = await self.agent.ainvoke(inputs)
+        if self.remote is not None:
+            state = await self.remote.ainvoke(text)
+        else:
+            state = await self.agent.ainvoke({"messages": [{"role": "user", "content": text}]})
         return _result(state, union=self.union, report=self.report)
+
+
+def _remote_extractor(args: argparse.Namespace, schemas: list[Any]) -> RemoteExtractor:
+    names = ("strategy", "max_retries", "system", "graph")
+    settings = RemoteSettings(url=args.server, **{name: getattr(args, name) for name in names})
+    try:
+        return RemoteExtractor(settings, schemas)
+    except ImportError as exc:
+        raise CliError(f"--server needs langgraph-sdk: {exc}", EXIT_MODEL) from None
 
 
 def _read_text(args: argparse.Namespace) -> str:
@@ -249,7 +273,9 @@ def _read_text(args: argparse.Namespace) -> str:
 
 
 def _error_record(exc: BaseException) -> dict[str, Any]:
-    return {"type": type(exc).__name__, "message": str(exc)}
+    # A run that failed on a server reports the exception the server raised.
+    name = exc.error_type if isinstance(exc, RemoteRunError) else type(exc).__name__
+    return {"type": name, "message": str(exc)}
 
 
 def _batch_items(path: str) -> list[tuple[Any, str]]:
@@ -274,7 +300,21 @@ def _batch_items(path: str) -> list[tuple[Any, str]]:
 
 async def _run_batch(extractor: Extractor, args: argparse.Namespace, out: IO[str]) -> int:
     items = _batch_items(args.batch)
-    gate = asyncio.Semaphore(max(1, args.concurrency))
+    if extractor.remote is None:
+        return await _write_batch(extractor, items, args.concurrency, out)
+    try:
+        await extractor.remote.check()
+        return await _write_batch(extractor, items, args.concurrency, out)
+    except ServerUnavailableError as exc:
+        raise CliError(str(exc), EXIT_MODEL) from None
+    finally:
+        await extractor.remote.aclose()
+
+
+async def _write_batch(
+    extractor: Extractor, items: list[tuple[Any, str]], concurrency: int, out: IO[str]
+) -> int:
+    gate = asyncio.Semaphore(max(1, concurrency))
     done = 0
     failures = 0
 
@@ -307,45 +347,12 @@ def _progress(done: int, total: int, failures: int) -> None:
     sys.stderr.flush()
 
 
-def _same_file(first: str, second: str) -> bool:
-    """Whether two paths name one file, through any spelling, symlink or hard link."""
-    try:
-        return os.path.samefile(first, second)
-    except OSError:  # one of them does not exist (yet): compare where they lead
-        return Path(first).resolve() == Path(second).resolve()
-
-
-@contextlib.contextmanager
-def replace_when_done(path: str) -> Iterator[IO[str]]:
-    """A file to write `path`'s new content to; it replaces `path` only when complete.
-
-    The content goes to a temporary file in the same folder (so the final rename
-    is atomic), is synced to disk, then moved over `path`. On any exception,
-    Ctrl-C included, the temporary file is removed and `path` is left untouched.
-
-    Raises:
-        CliError: When the folder cannot be written to.
-    """
-    target = Path(path).resolve()  # a symlinked output is written where it leads
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        out = open(temporary, "x", encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"cannot write output file {path}: {exc}") from None
-    try:
-        with out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
 def _check_args(args: argparse.Namespace) -> None:
     if args.concurrency < 1 or args.max_retries < 0:
         raise CliError("--concurrency must be >= 1 and --max-retries >= 0")
-    if args.batch and args.output and _same_file(args.batch, args.output):
+    if args.server and not args.batch:
+        raise CliError("--server works with --batch")
+    if args.batch and args.output and same_file(args.batch, args.output):
         raise CliError(f"--output {args.output} is the --batch file; choose another output file")
 
 

@@ -24,6 +24,8 @@ KIND_KEY = "structured_response_kind"
 """State key of the name of the variant the response matched."""
 REPORT_KEY = "structured_output_report"
 """State key of the `StructuredReport`."""
+ERROR_KEY = "structured_output_error"
+"""Output key of the served extraction graph's error, when a run found no valid object."""
 
 
 class TokenUsage(TypedDict):
@@ -65,6 +67,7 @@ class StructuredReport(TypedDict):
 
 
 __all__ = (
+    "ERROR_KEY",
     "KIND_KEY",
     "REPORT_KEY",
     "RESPONSE_KEY",
