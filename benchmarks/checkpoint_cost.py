@@ -111,12 +111,8 @@ def report(figures: dict, n: int) -> None:
             )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=200, help="timed answers per saver and count")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed rounds first")
-    args = parser.parse_args()
-
+def checkpoint_figures(n: int, warmup: int) -> dict:
+    """Median seconds and checkpoints per (saver, attempts), on a fresh embedded server."""
     server = embedded_postgres.start_postgres(durable=True)
     try:
         with PostgresSaver.from_conn_string(server.uri()) as saver:
@@ -126,10 +122,18 @@ def main() -> int:
                 "postgres sync": runner(saver, "sync"),
                 "postgres async": runner(saver, "async"),
             }
-            figures = measure(runs, args.n, args.warmup)
+            return measure(runs, n, warmup)
     finally:
         embedded_postgres.stop_postgres(server)
 
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=200, help="timed answers per saver and count")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed rounds first")
+    args = parser.parse_args()
+
+    figures = checkpoint_figures(args.n, args.warmup)
     report(figures, args.n)
     groups = [f"{a} attempt{'s' if a > 1 else ''}, per attempt" for a in ATTEMPTS]
     record(

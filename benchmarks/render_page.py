@@ -64,6 +64,22 @@ ABOUT: dict[str, tuple[str, str]] = {
         "build the same value), stall <= 50 ms. LangChain has no step that "
         "does the same job, so there is no stock column.",
     ),
+    "scale": (
+        "python benchmarks/scale.py",
+        "A batch of `structx extract --batch` on the echo stand-in model, in one process "
+        "and as runs of the served extraction graph on `langgraph dev` with 1, 2 and 4 jobs "
+        "per worker. On a model this fast the server's figures show its per-run cost (HTTP, "
+        "queue, checkpoints); with a real model the jobs wait on the model. The same run "
+        "measures wall time per attempt with a PostgreSQL checkpointer beside the "
+        "in-memory saver (`checkpoint_ms_per_attempt`). Stock LangChain has no batch job.",
+    ),
+    "checkpoint_cost": (
+        "python benchmarks/checkpoint_cost.py",
+        "Wall time per attempt of one structured answer per thread with LangGraph's "
+        "in-memory saver and with `PostgresSaver` (durability sync and async) on an "
+        "embedded PostgreSQL with fsync on. Retries are one graph step, so the database's "
+        "share per attempt falls as attempts rise.",
+    ),
     "local_model": (
         "python benchmarks/local_model.py",
         "The extraction task set on the embedded model, our strategies beside stock "

@@ -16,6 +16,10 @@ records them with `_record.record`. Nothing is asserted: on the echo model a run
 costs little, so the server's figures mostly show its per-run overhead (HTTP,
 queue, checkpoints of a stateless run); with a real model each job waits on the
 model and more jobs per worker pay off until the model or the CPU is saturated.
+
+In the same run it measures what a PostgreSQL checkpoint costs per attempt beside
+LangGraph's in-memory saver (`checkpoint_cost.checkpoint_figures`, on the embedded
+PostgreSQL the test suite uses); `checkpoint_cost.py` alone gives the fuller table.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from _record import record  # noqa: E402 - benchmarks run as scripts
+from checkpoint_cost import ATTEMPTS, LABELS, checkpoint_figures  # noqa: E402
 from langgraph_dev import langgraph_dev  # noqa: E402
 
 from langchain_structx import cli  # noqa: E402
@@ -45,6 +50,7 @@ REPEATS = 3
 IN_FLIGHT = 8
 JOBS = (1, 2, 4)
 WARM_UP = 4
+CHECKPOINT_ANSWERS = 100
 CONTACT = {
     "title": "Contact",
     "type": "object",
@@ -110,17 +116,31 @@ def main() -> dict[str, Any]:
         rates = {"local, in-process": local_rate(folder)}
         for jobs in JOBS:
             rates[f"server, {jobs} job{'s' * (jobs > 1)}/worker"] = server_rate(folder, jobs)
+        checkpoints = checkpoint_figures(CHECKPOINT_ANSWERS, warmup=10)
+    per_attempt = {
+        f"{label}, {a} attempt{'s' * (a > 1)}": checkpoints[label, a][0] / a * 1e3
+        for a in ATTEMPTS
+        for label in LABELS
+    }
     print(f"{RECORDS} records, echo model, {IN_FLIGHT} in flight, median of {REPEATS} runs")
     print(f"{'batch':<28} {'records/s':>10}")
     for name, rate in rates.items():
         print(f"{name:<28} {rate:>10.1f}")
+    print(f"\nwall ms per attempt, {CHECKPOINT_ANSWERS} answers per saver (same run)")
+    for name, ms in per_attempt.items():
+        print(f"{name:<32} {ms:>8.2f}")
     record(
         "scale",
         title=f"structx extract --batch: {RECORDS} records on the echo model",
         unit="records per second",
         groups=list(rates),
         series={"structx": list(rates.values())},
-        extra={"records": RECORDS, "in_flight": IN_FLIGHT, "repeats": REPEATS},
+        extra={
+            "records": RECORDS,
+            "in_flight": IN_FLIGHT,
+            "repeats": REPEATS,
+            "checkpoint_ms_per_attempt": per_attempt,
+        },
     )
     return rates
 
