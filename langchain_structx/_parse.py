@@ -30,9 +30,9 @@ from langchain_structx._decode import (
     needs_number_checks,
     reject_constant,
 )
+from langchain_structx._exceptions import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
 from langchain_structx._repair import Rewriter
 from langchain_structx._results import DETAILS, Parsed, Repair
-from langchain_structx.errors import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 __all__ = (

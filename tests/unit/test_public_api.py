@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
+
+import pytest
 
 import langchain_structx
 
@@ -26,6 +32,9 @@ def test_all_is_a_tuple_without_duplicates() -> None:
 
 
 def test_all_matches_the_public_namespace() -> None:
+    # Names whose modules need LangChain load on first use; load them all first.
+    for name in langchain_structx.__all__:
+        getattr(langchain_structx, name)
     public = {
         name
         for name, value in vars(langchain_structx).items()
@@ -46,3 +55,34 @@ def test_every_exported_callable_has_a_docstring() -> None:
         value = getattr(langchain_structx, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             assert inspect.getdoc(value), f"{name} has no docstring"
+
+
+def test_dir_lists_every_exported_name() -> None:
+    assert set(langchain_structx.__all__) <= set(dir(langchain_structx))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        langchain_structx.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+PURE_IMPORT = """
+import sys
+import langchain_structx
+import langchain_structx.dialects, langchain_structx._parse, langchain_structx._schema
+import langchain_structx._validate, langchain_structx.limits, langchain_structx._exceptions
+from langchain_structx import Limits, SchemaError, StructxError
+loaded = sorted(m for m in sys.modules if m == "langchain" or m.startswith("langchain."))
+assert not loaded, loaded
+from langchain_structx import ToolStrategy, create_agent
+assert "langchain.agents" in sys.modules
+"""
+
+
+def test_the_pure_layers_import_without_langchain() -> None:
+    root = Path(langchain_structx.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", PURE_IMPORT], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
