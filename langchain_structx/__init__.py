@@ -14,15 +14,13 @@ Examples:
 import importlib
 import typing as _typing
 
+from langchain_structx._deprecated import moved as _moved
 from langchain_structx._exceptions import (
     DialectError,
-    JSONParseError,
-    MalformedJSONError,
     OutputValidationError,
     RouteError,
     SchemaError,
     StructxError,
-    TruncatedJSONError,
     UserError,
     ValidationIssue,
 )
@@ -66,6 +64,7 @@ if _typing.TYPE_CHECKING:
         StrategyName,
         ToolStrategy,
     )
+    from langchain_structx.streaming import StructuredOutputEvent
 
 _LAZY: dict[str, str] = {
     "FallbackMemory": "_capabilities",
@@ -110,15 +109,21 @@ _LAZY: dict[str, str] = {
         ),
         "strategies",
     ),
+    "StructuredOutputEvent": "streaming",
 }
 """Public names loaded on first use, and the module of each."""
+
+_MOVED: dict[str, str] = dict.fromkeys(
+    ("JSONParseError", "MalformedJSONError", "TruncatedJSONError"), "langchain_structx.errors"
+)
+"""Former top-level names, still served with a `DeprecationWarning`, and their module."""
 
 if not _typing.TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
         module = _LAZY.get(name)
         if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return _moved(__name__, name, _MOVED)
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
         globals()[name] = value  # later lookups skip this function
         return value
@@ -140,8 +145,6 @@ __all__ = (
     "InvalidOutputError",
     "KindRouter",
     "Limits",
-    "JSONParseError",
-    "MalformedJSONError",
     "MissingOutputError",
     "MultipleOutputsError",
     "OutputValidationError",
@@ -153,6 +156,7 @@ __all__ = (
     "Strategy",
     "StrategyName",
     "StructuredAgentState",
+    "StructuredOutputEvent",
     "StructuredOutputFailure",
     "StructuredOutputMiddleware",
     "StructuredOutputNode",
@@ -162,7 +166,6 @@ __all__ = (
     "StructxError",
     "TokenUsage",
     "ToolStrategy",
-    "TruncatedJSONError",
     "TruncatedOutputError",
     "UserError",
     "ValidationIssue",

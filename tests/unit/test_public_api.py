@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import subprocess
@@ -86,3 +87,67 @@ def test_the_pure_layers_import_without_langchain() -> None:
         [sys.executable, "-c", PURE_IMPORT], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+PUBLIC_MODULES = (
+    "langchain_structx",
+    "langchain_structx.dialects",
+    "langchain_structx.errors",
+    "langchain_structx.graphs",
+    "langchain_structx.limits",
+    "langchain_structx.middleware",
+    "langchain_structx.nodes",
+    "langchain_structx.report",
+    "langchain_structx.streaming",
+    "langchain_structx.strategies",
+    "langchain_structx.testing",
+)
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_every_public_module_has_a_sorted_tuple_all(module: str) -> None:
+    names = importlib.import_module(module).__all__
+    assert isinstance(names, tuple)
+    assert list(names) == sorted(names)
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_every_name_in_all_exists(module: str) -> None:
+    loaded = importlib.import_module(module)
+    for name in loaded.__all__:
+        assert hasattr(loaded, name), f"{module}.{name}"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "home"),
+    [
+        ("langchain_structx", "JSONParseError", "langchain_structx.errors"),
+        ("langchain_structx", "MalformedJSONError", "langchain_structx.errors"),
+        ("langchain_structx", "TruncatedJSONError", "langchain_structx.errors"),
+        ("langchain_structx.middleware", "ToolStrategy", "langchain_structx.strategies"),
+        ("langchain_structx.middleware", "AutoStrategy", "langchain_structx.strategies"),
+    ],
+)
+def test_moved_names_still_resolve_with_a_deprecation_warning(
+    module: str, name: str, home: str
+) -> None:
+    loaded = importlib.import_module(module)
+    assert name not in loaded.__all__
+    with pytest.warns(DeprecationWarning, match=f"import it from {home}") as caught:
+        value = getattr(loaded, name)
+    assert value is getattr(importlib.import_module(home), name)
+    assert caught[0].filename == __file__  # the warning points at the caller
+
+
+def test_the_stream_event_type_is_exported_with_its_module() -> None:
+    from langchain_structx.streaming import StructuredOutputEvent
+
+    assert langchain_structx.StructuredOutputEvent is StructuredOutputEvent
+
+
+def test_the_fallback_memory_is_public_because_the_faces_accept_it() -> None:
+    middleware = langchain_structx.StructuredOutputMiddleware
+    node = langchain_structx.structured_output_node
+    for face in (middleware.__init__, node):
+        assert "fallback_memory" in inspect.signature(face).parameters
+    assert "FallbackMemory" in langchain_structx.__all__
