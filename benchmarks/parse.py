@@ -21,8 +21,9 @@ from typing import Any
 from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
 from langchain_core.utils.json import parse_json_markdown, parse_partial_json
 
-from langchain_structx._parse import PartialJSONParser, parse_json
+from langchain_structx._parse import parse_json
 from langchain_structx.limits import Limits
+from langchain_structx.streaming import _Buffer
 
 VALID_GOAL = 1.5
 REPAIR_GOAL = 20.0
@@ -177,10 +178,13 @@ def langchain_repairs() -> str:
     return "parses"
 
 
-def stream(text: str) -> None:
-    parser = PartialJSONParser()
+def stream(text: str) -> _Buffer:
+    """Read a stream as the partial-object tracker does: again each time it has grown enough."""
+    buffer = _Buffer()
     for start in range(0, len(text), 4):
-        parser.feed(text[start : start + 4])
+        if buffer.add(text[start : start + 4]):
+            buffer.last = buffer.read()
+    return buffer
 
 
 def langchain_stream(text: str) -> None:
@@ -204,6 +208,7 @@ def partial_json() -> bool:
     for label, size in (("2 KB", 2_000), ("20 KB", 20_000), ("200 KB", 200_000)):
         text = json.dumps(document(size), indent=2)
         loops = max(1, 40_000 // size)
+        assert stream(text).read() == json.loads(text)
         ours, theirs, ratio = paired(partial(stream, text), partial(json.loads, text), loops)
         ratios.append(ratio)
         stock = langchain_stream_ratio(text) if size <= 20_000 else None

@@ -28,7 +28,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from langchain_structx.errors import SchemaError, ValidationIssue
+from langchain_structx._exceptions import SchemaError, ValidationIssue
 from langchain_structx.limits import Limits
 
 T = TypeVar("T")

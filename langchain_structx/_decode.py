@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
+from langchain_structx._exceptions import JSONParseError, MalformedJSONError, TruncatedJSONError
 from langchain_structx.limits import Limits
 
 __all__ = (

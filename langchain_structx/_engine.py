@@ -21,6 +21,7 @@ from langchain_core.messages.ai import UsageMetadata, add_usage
 from typing_extensions import TypedDict
 
 from langchain_structx import _capabilities as caps
+from langchain_structx._clip import clip
 from langchain_structx._extract import Failed, Found, interpret
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
@@ -29,7 +30,6 @@ from langchain_structx.errors import (
     ErrorHandlerError,
     ProviderRejectedError,
     StructuredOutputRetryError,
-    clip,
 )
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
 from langchain_structx.strategies import ErrorContext, ErrorPolicy, StrategyName

@@ -10,9 +10,10 @@ that value; otherwise the first `{` or `[` that starts a complete, repairable va
 wins. Text that ends inside a value is truncation, which is final: no later
 candidate is tried, because every later candidate would sit inside the cut value.
 
-This module is the package's single entry point for parsing. The pieces live
-elsewhere and are re-exported here: the result types in `_results`, schema-guided
-coercion (`coerce`) in `_coerce`, and streaming parsing in `_partial`.
+This module is the package's single entry point for parsing whole replies. The
+pieces live elsewhere and are re-exported here: the result types in `_results` and
+schema-guided coercion (`coerce`) in `_coerce`. Replies that are still streaming
+are read by `langchain_structx.streaming.partial_value`.
 """
 
 from __future__ import annotations
@@ -29,19 +30,16 @@ from langchain_structx._decode import (
     needs_number_checks,
     reject_constant,
 )
-from langchain_structx._partial import PartialJSONParser, parse_partial
+from langchain_structx._exceptions import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
 from langchain_structx._repair import Rewriter
 from langchain_structx._results import DETAILS, Parsed, Repair
-from langchain_structx.errors import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 __all__ = (
     "Parsed",
-    "PartialJSONParser",
     "Repair",
     "coerce",
     "parse_json",
-    "parse_partial",
 )
 
 _MAX_ATTEMPTS: Final = 32

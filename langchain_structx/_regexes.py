@@ -19,7 +19,7 @@ import regex
 from referencing.jsonschema import DRAFT202012
 
 from langchain_structx._bounds import clip
-from langchain_structx.errors import SchemaError
+from langchain_structx._exceptions import SchemaError
 
 REGEX_ERRORS = (regex.error, RecursionError, OverflowError, ValueError, TypeError)
 

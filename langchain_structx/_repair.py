@@ -27,8 +27,8 @@ from langchain_structx._decode import (
     non_finite_message,
     repair_decoder,
 )
+from langchain_structx._exceptions import MalformedJSONError, TruncatedJSONError
 from langchain_structx._results import DETAILS, Repair
-from langchain_structx.errors import MalformedJSONError, TruncatedJSONError
 from langchain_structx.limits import Limits
 
 __all__ = ("Rewriter",)

@@ -33,8 +33,8 @@ from langchain_structx._bounds import (
     preview,
     shape_issue,
 )
+from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._validate import JSONSchemaValidator
-from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 SchemaKind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]

@@ -39,8 +39,8 @@ from langchain_structx._bounds import (
     preview,
     schema_shape_problem,
 )
+from langchain_structx._exceptions import SchemaError, ValidationIssue
 from langchain_structx._regexes import check_patterns, compiled, is_regex
-from langchain_structx.errors import SchemaError, ValidationIssue
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 MAX_SCHEMA_DEPTH = 64

@@ -46,13 +46,13 @@ from langchain_structx._dialects.refs import normalise_refs
 from langchain_structx._dialects.rules import Rules
 from langchain_structx._dialects.shapecheck import check_shapes
 from langchain_structx._dialects.walker import Walker
-from langchain_structx._validate import deadline
-from langchain_structx.errors import (
+from langchain_structx._exceptions import (
     DialectError,
     OutputValidationError,
     UserError,
     ValidationIssue,
 )
+from langchain_structx._validate import deadline
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 Dialect = Literal["openai", "anthropic", "gemini"]

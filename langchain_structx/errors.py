@@ -13,8 +13,8 @@ catches LangChain's errors keeps working::
     ├── DialectError                    a schema a provider dialect cannot express faithfully
     ├── JSONParseError (ValueError)     model text that is not JSON, even after repair
     │   ├── MalformedJSONError          broken syntax
-    │   ├── TruncatedJSONError          an unclosed string, object or array
-    │   └── ReplyTooLargeError          longer than Limits.max_reply_chars; not read
+    │   │   └── ReplyTooLargeError      longer than Limits.max_reply_chars; not read
+    │   └── TruncatedJSONError          an unclosed string, object or array
     ├── OutputValidationError (ValueError)
     │                                   a parsed value that breaks the schema
     └── StructuredOutputFailure (+ langchain StructuredOutputError)
@@ -32,18 +32,36 @@ Run-time failures carry the attempt number, the last AI message and the token us
 summed so far, so a caller can log or bill them without re-running anything.
 Messages that quote a model's text are cut to `MESSAGE_CHARS` characters, so a
 huge reply never becomes a huge exception (the full reply stays on `ai_message`).
+
+The classes above `StructuredOutputFailure` are defined in a private module that
+does not import LangChain, because the parser, the schema layer and the dialects
+raise them; they are re-exported here, which is their public home.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from langchain.agents.structured_output import (
     MultipleStructuredOutputsError,
     StructuredOutputError,
     StructuredOutputValidationError,
+)
+
+from langchain_structx._clip import MESSAGE_CHARS, clip
+from langchain_structx._exceptions import (
+    DialectError,
+    JSONParseError,
+    MalformedJSONError,
+    OutputValidationError,
+    ReplyTooLargeError,
+    RouteError,
+    SchemaError,
+    StructxError,
+    TruncatedJSONError,
+    UserError,
+    ValidationIssue,
 )
 
 if TYPE_CHECKING:
@@ -59,147 +77,6 @@ FailureKind = Literal[
     "no_output",
 ]
 """What went wrong in one structured-output attempt."""
-
-MESSAGE_CHARS = 8_000
-"""Longest message of an exception built from model text; the rest is cut."""
-
-TRUNCATION_MARK = "... (truncated)"
-"""Appended where a text was cut to its bound."""
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, marked when cut.
-
-    Examples:
-        >>> clip("abcdefghijklmnopqrstuvwxyz", 20)
-        'abcde... (truncated)'
-        >>> clip("short", 20)
-        'short'
-    """
-    if len(text) <= limit:
-        return text
-    keep = max(limit - len(TRUNCATION_MARK), 0)
-    return (text[:keep] + TRUNCATION_MARK)[:limit]
-
-
-class StructxError(Exception):
-    """Root of every exception raised by langchain-structx."""
-
-
-class UserError(StructxError, ValueError):
-    """The package was used in a way it does not support."""
-
-
-class SchemaError(UserError):
-    """A schema that cannot be turned into named variants."""
-
-
-class RouteError(UserError):
-    """A union variant has no route, or a route names no known variant."""
-
-
-class DialectError(StructxError):
-    """A schema cannot be expressed faithfully in a provider's strict dialect.
-
-    `AutoStrategy` treats this as a reason to use another strategy.
-
-    Attributes:
-        dialect: The dialect that was asked for, such as `"openai"`.
-        reason: Why the schema does not fit, worded for a report.
-    """
-
-    def __init__(self, dialect: str, reason: str) -> None:
-        self.dialect = dialect
-        self.reason = reason
-        super().__init__(f"Schema cannot be expressed in the {dialect} dialect: {reason}")
-
-
-class JSONParseError(StructxError, ValueError):
-    """Text could not be read as JSON, even after lenient repair.
-
-    Attributes:
-        position: Character offset where reading stopped.
-    """
-
-    def __init__(self, message: str, *, position: int = 0) -> None:
-        super().__init__(message)
-        self.position = position
-
-
-class MalformedJSONError(JSONParseError):
-    """The text holds JSON-like data with syntax that could not be repaired."""
-
-
-class TruncatedJSONError(JSONParseError):
-    """The text ends inside a string, object or array: the output was cut off."""
-
-
-class ReplyTooLargeError(MalformedJSONError):
-    """The text is longer than `Limits.max_reply_chars`, so it was not read at all.
-
-    Attributes:
-        size: Length of the text in characters.
-        limit: The bound it broke.
-    """
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(
-            f"the reply has {size} characters, more than the limit of {limit}", position=0
-        )
-        self.size = size
-        self.limit = limit
-
-
-@dataclass(frozen=True, slots=True)
-class ValidationIssue:
-    """One reason a value does not match its schema.
-
-    Attributes:
-        path: Keys and indexes from the root to the offending value.
-        message: What is wrong, worded for a person or a model to act on.
-    """
-
-    path: tuple[str | int, ...]
-    message: str
-
-    @property
-    def location(self) -> str:
-        """The path as a JSONPath-like string, such as `$.items[0].name`."""
-        parts = ["$"]
-        for step in self.path:
-            parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
-        return "".join(parts)
-
-    def __str__(self) -> str:
-        return f"at {self.location}: {self.message}"
-
-
-class OutputValidationError(StructxError, ValueError):
-    """A parsed value does not match the schema.
-
-    Attributes:
-        issues: Every problem found, each with its JSON path.
-        schema_name: Name of the variant that was checked.
-    """
-
-    def __init__(self, schema_name: str, issues: Sequence[ValidationIssue]) -> None:
-        self.schema_name = schema_name
-        self.issues = tuple(issues)
-        super().__init__(self._describe())
-
-    def _describe(self) -> str:
-        count = len(self.issues)
-        noun = "problem" if count == 1 else "problems"
-        lines = [f"{count} {noun} with {self.schema_name}:"]
-        size = len(lines[0])
-        for issue in self.issues:
-            # Stop early: rendering every issue of a huge list only to cut it is waste.
-            line = clip(f"- {issue}", MESSAGE_CHARS)
-            size += len(line) + 1
-            lines.append(line)
-            if size > MESSAGE_CHARS:
-                break
-        return clip("\n".join(lines), MESSAGE_CHARS)
 
 
 class StructuredOutputFailure(StructxError, StructuredOutputError):

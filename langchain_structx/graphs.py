@@ -267,11 +267,11 @@ def _offline() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 
 __all__ = (
-    "MAX_RETRIES_LIMIT",
     "ExtractionError",
     "ExtractionInput",
     "ExtractionOutput",
     "ExtractionState",
+    "MAX_RETRIES_LIMIT",
     "build_extraction_graph",
     "echo_model",
     "extraction_graph",

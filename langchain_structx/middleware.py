@@ -19,7 +19,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired, Union, cast
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Union, cast
 
 from langchain.agents import create_agent as _langchain_create_agent
 from langchain.agents.middleware.types import (
@@ -39,15 +39,10 @@ from langgraph.types import Command
 
 from langchain_structx import _drive, _engine, streaming
 from langchain_structx._capabilities import FallbackMemory
+from langchain_structx._deprecated import moved
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx.nodes import reset_structured_output
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
-from langchain_structx.strategies import (
-    AutoStrategy,
-    PromptedStrategy,
-    ProviderStrategy,
-    ToolStrategy,
-)
 
 PROGRESS_KEY = "structx_progress"
 
@@ -387,11 +382,17 @@ def create_agent(
 
 
 __all__ = (
-    "AutoStrategy",
-    "PromptedStrategy",
-    "ProviderStrategy",
     "StructuredAgentState",
     "StructuredOutputMiddleware",
-    "ToolStrategy",
     "create_agent",
 )
+
+_MOVED = dict.fromkeys(
+    ("AutoStrategy", "PromptedStrategy", "ProviderStrategy", "ToolStrategy"),
+    "langchain_structx.strategies",
+)
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        return moved(__name__, name, _MOVED)

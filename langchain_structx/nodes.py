@@ -379,9 +379,9 @@ def _names_of(schema: Any) -> tuple[str, ...]:
 
 __all__ = (
     "KindRouter",
-    "reset_structured_output",
     "StructuredOutputNode",
     "check_routes",
+    "reset_structured_output",
     "route_by_kind",
     "structured_output_node",
 )

@@ -68,10 +68,10 @@ class StructuredReport(TypedDict):
 
 __all__ = (
     "ERROR_KEY",
+    "FallbackRecord",
     "KIND_KEY",
     "REPORT_KEY",
     "RESPONSE_KEY",
-    "FallbackRecord",
     "StructuredReport",
     "TokenUsage",
 )

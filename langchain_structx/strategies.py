@@ -310,12 +310,12 @@ Strategy: TypeAlias = (
 
 __all__ = (
     "AutoStrategy",
-    "SchemaInput",
     "ErrorContext",
     "ErrorHandler",
     "HandleErrors",
     "PromptedStrategy",
     "ProviderStrategy",
+    "SchemaInput",
     "Strategy",
     "StrategyName",
     "ToolStrategy",

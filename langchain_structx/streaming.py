@@ -357,3 +357,11 @@ async def awatched(
         message = await call()
     await sink.flush()
     return message
+
+
+__all__ = (
+    "EVENT_NAME",
+    "MIN_STEP",
+    "StructuredOutputEvent",
+    "partial_value",
+)

@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_structx._dialects.nodes import find_cycle, iter_nodes
 from langchain_structx._dialects.rules import Rules
-from langchain_structx.errors import DialectError
+from langchain_structx._exceptions import DialectError
 
 MAX_OPTIONAL = 24
 MAX_UNIONS = 16

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_structx._dialects.refs import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP, ref_name
-from langchain_structx.errors import DialectError, SchemaError
+from langchain_structx._exceptions import DialectError, SchemaError
 
 MAX_DEPTH = 128
 """Deepest nesting of dicts and lists in a schema, references followed."""

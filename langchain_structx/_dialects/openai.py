@@ -27,7 +27,7 @@ from typing import Any
 from langchain_structx._dialects.nodes import children, iter_nodes
 from langchain_structx._dialects.refs import ref_name
 from langchain_structx._dialects.rules import Rules
-from langchain_structx.errors import DialectError
+from langchain_structx._exceptions import DialectError
 
 MAX_PROPERTIES = 5_000
 MAX_DEPTH = 10

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from langchain_structx.errors import DialectError
+from langchain_structx._exceptions import DialectError
 
 DEFS = "$defs"
 _PREFIX = "#/$defs/"

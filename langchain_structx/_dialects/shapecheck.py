@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_structx._dialects.refs import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
-from langchain_structx.errors import SchemaError
+from langchain_structx._exceptions import SchemaError
 
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 _COUNTS = frozenset(

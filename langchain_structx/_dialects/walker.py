@@ -38,7 +38,7 @@ from langchain_structx._dialects.rules import (
     SILENT,
     Rules,
 )
-from langchain_structx.errors import DialectError
+from langchain_structx._exceptions import DialectError
 
 Result = tuple[dict[str, Any], Codec]
 _NODE_BUDGET = 20_000
