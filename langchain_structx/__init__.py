@@ -44,6 +44,7 @@ from langchain_structx.nodes import (
     structured_output_node,
 )
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
+from langchain_structx.runnables import with_structured_output
 from langchain_structx.strategies import (
     AutoStrategy,
     ErrorContext,
@@ -98,4 +99,5 @@ __all__ = (
     "reset_structured_output",
     "route_by_kind",
     "structured_output_node",
+    "with_structured_output",
 )

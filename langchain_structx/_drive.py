@@ -11,7 +11,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -79,7 +87,9 @@ async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCa
             error = _thrown(step, exc)
 
 
-def drive_stream(loop: Generator[Step, Any, RunResult], stream_model: ModelStreamer) -> Iterator[Any]:
+def drive_stream(
+    loop: Generator[Step, Any, RunResult], stream_model: ModelStreamer
+) -> Iterator[Any]:
     """Run the loop synchronously, passing on what each model call streams.
 
     Yields:

@@ -104,7 +104,7 @@ def _bound(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
         else:
             found = model.bind(**settings) if settings else model
         spec.derived["lcel"] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[BaseMessage]:

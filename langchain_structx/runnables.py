@@ -25,7 +25,12 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, Generic, Literal, TypeAlias, overload
 
 from langchain.agents import structured_output as lc
-from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.callbacks.manager import (
+    AsyncCallbackManagerForChainRun,
+    CallbackManagerForChainRun,
+    adispatch_custom_event,
+    dispatch_custom_event,
+)
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -155,7 +160,12 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
             include_raw=self.include_raw,
         )
 
-    def _invoke(self, input: LanguageModelInput, config: RunnableConfig) -> Any:
+    def _invoke(
+        self,
+        input: LanguageModelInput,
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> Any:
         run = self._run(input, config)
         try:
             output, report = run.output(_drive.drive(run.loop(), run.call))
@@ -166,7 +176,12 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         dispatch_custom_event(REPORT_EVENT, report, config=config)
         return output
 
-    async def _ainvoke(self, input: LanguageModelInput, config: RunnableConfig) -> Any:
+    async def _ainvoke(
+        self,
+        input: LanguageModelInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> Any:
         run = self._run(input, config)
         try:
             output, report = run.output(await _drive.adrive(run.loop(), run.acall))
@@ -178,7 +193,10 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         return output
 
     def _stream(
-        self, inputs: Iterator[LanguageModelInput], config: RunnableConfig
+        self,
+        inputs: Iterator[LanguageModelInput],
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
     ) -> Iterator[Any]:
         run = self._run(_last(inputs), config)
         try:
@@ -196,7 +214,10 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         yield output
 
     async def _astream(
-        self, inputs: AsyncIterator[LanguageModelInput], config: RunnableConfig
+        self,
+        inputs: AsyncIterator[LanguageModelInput],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
     ) -> AsyncIterator[Any]:
         run = self._run([item async for item in inputs][-1], config)
         try:
