@@ -24,8 +24,9 @@ def model() -> ScriptedChatModel:
 def test_a_class_types_the_result() -> None:
     runnable = with_structured_output(model(), Contact, method="json_mode")
     assert_type(runnable, Runnable[LanguageModelInput, Contact])
-    assert_type(runnable.invoke("Ada"), Contact)
-    assert runnable.invoke("Ada") == Contact(name="Ada")
+    result = runnable.invoke("Ada")
+    assert_type(result, Contact)
+    assert result == Contact(name="Ada")
 
 
 def test_a_strategy_types_the_result() -> None:
