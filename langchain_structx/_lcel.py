@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
+from langchain.agents import structured_output as lc
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -39,7 +40,19 @@ from langchain_structx.errors import (
     UserError,
 )
 from langchain_structx.report import REPORT_KEY, StructuredReport
+from langchain_structx.strategies import (
+    AutoStrategy,
+    PromptedStrategy,
+    ProviderStrategy,
+    ToolStrategy,
+)
 from langchain_structx.streaming import PartialTracker, StructuredOutputEvent
+
+Method: TypeAlias = Literal["function_calling", "json_schema", "json_mode"]
+"""LangChain's names for how to ask: tool calling, native JSON schema, JSON mode."""
+
+_STRATEGIES = (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)
+_LANGCHAIN_STRATEGIES = (lc.ToolStrategy, lc.ProviderStrategy, lc.AutoStrategy)
 
 REPORT_EVENT = "structured_output_report"
 """Name of the custom event that carries the report of a successful run."""
@@ -54,6 +67,42 @@ RETURNED_ERRORS = (AttemptError, StructuredOutputRetryError)
 They are the failures of the answer itself, the ones LangChain's parser would
 raise; a rejected request or a broken `handle_errors` still raises.
 """
+
+
+def as_strategy(schema_or_strategy: Any, method: Method | None, strict: bool | None) -> Any:
+    """The strategy LangChain's `method` and `strict` mean for a schema.
+
+    Raises:
+        UserError: For an unknown method, `strict` where the method has none, or
+            `method`/`strict` next to a strategy object (which says it already).
+
+    Examples:
+        >>> schema = {"title": "Tag", "type": "object"}
+        >>> type(as_strategy(schema, "json_mode", None)).__name__
+        'PromptedStrategy'
+        >>> as_strategy(schema, "json_schema", True).strict
+        True
+    """
+    if isinstance(schema_or_strategy, (*_STRATEGIES, *_LANGCHAIN_STRATEGIES)):
+        if method is not None or strict is not None:
+            raise UserError("Pass method and strict with a schema, not with a strategy object.")
+        return schema_or_strategy
+    if method is None:
+        return AutoStrategy(schema_or_strategy, strict=strict)
+    if method == "json_schema":
+        return ProviderStrategy(schema_or_strategy, strict=strict)
+    if method not in ("function_calling", "json_mode"):
+        raise UserError(
+            f"Unknown method {method!r}; use 'function_calling', 'json_schema' or 'json_mode'."
+        )
+    if strict:
+        raise UserError(
+            f"strict=True is not supported with method={method!r}; "
+            "use method='json_schema' for strict schema adherence."
+        )
+    if method == "function_calling":
+        return ToolStrategy(schema_or_strategy)
+    return PromptedStrategy(schema_or_strategy, json_mode=True)
 
 
 def to_messages(value: LanguageModelInput) -> list[BaseMessage]:

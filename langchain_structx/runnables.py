@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Generic, Literal, TypeAlias, overload
 
-from langchain.agents import structured_output as lc
 from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
     CallbackManagerForChainRun,
@@ -38,7 +37,14 @@ from typing_extensions import TypedDict, TypeVar
 
 from langchain_structx import _drive
 from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._lcel import REPORT_EVENT, RETURNED_ERRORS, LcelRun, to_messages
+from langchain_structx._lcel import (
+    REPORT_EVENT,
+    RETURNED_ERRORS,
+    LcelRun,
+    Method,
+    as_strategy,
+    to_messages,
+)
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.errors import UserError
 from langchain_structx.strategies import (
@@ -50,12 +56,6 @@ from langchain_structx.strategies import (
 
 T = TypeVar("T")
 OutputT = TypeVar("OutputT", default=Any)
-
-Method: TypeAlias = Literal["function_calling", "json_schema", "json_mode"]
-"""LangChain's names for how to ask: tool calling, native JSON schema, JSON mode."""
-
-_STRATEGIES = (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)
-_LANGCHAIN_STRATEGIES = (lc.ToolStrategy, lc.ProviderStrategy, lc.AutoStrategy)
 
 
 class RawOutput(TypedDict, Generic[T]):
@@ -251,42 +251,6 @@ async def _once(value: LanguageModelInput) -> AsyncIterator[LanguageModelInput]:
     yield value
 
 
-def as_strategy(schema_or_strategy: Any, method: Method | None, strict: bool | None) -> Any:
-    """The strategy LangChain's `method` and `strict` mean for a schema.
-
-    Raises:
-        UserError: For an unknown method, `strict` where the method has none, or
-            `method`/`strict` next to a strategy object (which says it already).
-
-    Examples:
-        >>> schema = {"title": "Tag", "type": "object"}
-        >>> type(as_strategy(schema, "json_mode", None)).__name__
-        'PromptedStrategy'
-        >>> as_strategy(schema, "json_schema", True).strict
-        True
-    """
-    if isinstance(schema_or_strategy, (*_STRATEGIES, *_LANGCHAIN_STRATEGIES)):
-        if method is not None or strict is not None:
-            raise UserError("Pass method and strict with a schema, not with a strategy object.")
-        return schema_or_strategy
-    if method is None:
-        return AutoStrategy(schema_or_strategy, strict=strict)
-    if method == "json_schema":
-        return ProviderStrategy(schema_or_strategy, strict=strict)
-    if method not in ("function_calling", "json_mode"):
-        raise UserError(
-            f"Unknown method {method!r}; use 'function_calling', 'json_schema' or 'json_mode'."
-        )
-    if strict:
-        raise UserError(
-            f"strict=True is not supported with method={method!r}; "
-            "use method='json_schema' for strict schema adherence."
-        )
-    if method == "function_calling":
-        return ToolStrategy(schema_or_strategy)
-    return PromptedStrategy(schema_or_strategy, json_mode=True)
-
-
 _Typed: TypeAlias = (
     "type[T] | ToolStrategy[T] | ProviderStrategy[T] | PromptedStrategy[T] | AutoStrategy[T]"
 )
@@ -392,6 +356,5 @@ __all__ = (
     "Method",
     "RawOutput",
     "StructuredOutputRunnable",
-    "as_strategy",
     "with_structured_output",
 )
