@@ -9,8 +9,8 @@ run metadata and tags, so a trace tells a retry from a second request.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from langchain.agents import structured_output as lc
@@ -21,6 +21,7 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
+    ToolMessage,
     convert_to_messages,
     message_chunk_to_message,
 )
@@ -201,16 +202,39 @@ class LcelRun:
     messages: list[BaseMessage]
     config: RunnableConfig
     include_raw: bool
+    carried: list[BaseMessage] = field(default_factory=list)
+    """Messages of earlier rounds in which the model called unknown tools."""
 
-    def loop(self) -> Any:
-        """A fresh attempt loop for this run."""
-        return _engine.attempt_loop(self.plan, model=self.model, state={}, memory=self.memory)
+    def loop(self) -> Generator[_engine.Step, Any, _engine.RunResult]:
+        """The attempt loop of this run.
+
+        The runnable has no tools of its own, so a call to any other tool is a
+        failed attempt: it is answered with an error naming the tools there
+        are, and the loop goes on, within the same retry budget.
+        """
+        progress: _engine.Progress | None = None
+        while True:
+            result = yield from _engine.attempt_loop(
+                self.plan, model=self.model, state={}, progress=progress, memory=self.memory
+            )
+            progress = result.progress
+            if result.report is not None or progress is None:
+                return result
+            replies = _unknown_tools(self.plan, result.messages)
+            if not _counted(self.plan, result.messages):
+                progress["attempts"] += 1
+                progress["errors"].extend(f"no_output: {r.content}" for r in replies[:1])
+                progress["kinds"].append("no_output")
+            if progress["attempts"] > self.plan.max_retries:
+                raise _tools_only(result)
+            self.carried.extend([*result.messages, *replies])
 
     def _request(
         self, step: _engine.CallModel
     ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
         config = merge_configs(self.config, labels(self.plan, step))
-        return _bound(self.model, step.spec), _prompt(self.messages, step), config
+        messages = [*self.messages, *self.carried]
+        return _bound(self.model, step.spec), _prompt(messages, step), config
 
     def call(self, step: _engine.CallModel) -> AIMessage:
         """One model call, awaited whole."""
@@ -282,6 +306,31 @@ class LcelRun:
         """LangChain's `include_raw` answer for a failed run."""
         raw = getattr(error, "ai_message", None) or AIMessage(content="")
         return {"raw": raw, "parsed": None, "parsing_error": error}
+
+
+def _counted(plan: Plan, messages: Sequence[BaseMessage]) -> bool:
+    """Whether the engine counted the last message as an attempt (it tried to answer)."""
+    last = _last_ai(messages)
+    calls = [*last.tool_calls, *last.invalid_tool_calls] if last is not None else []
+    return any(call.get("name") in plan.tool_names for call in calls)
+
+
+def _unknown_tools(plan: Plan, messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """An error reply for every tool call in `messages` that has no reply yet."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    known = ", ".join(plan.schemas.names)
+    return [
+        ToolMessage(
+            f"Error: {call['name']} is not a valid tool; answer with one of: {known}.",
+            tool_call_id=call["id"] or "",
+            name=call["name"],
+            status="error",
+        )
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call["id"] not in answered
+    ]
 
 
 def _tools_only(result: _engine.RunResult) -> StructuredOutputRetryError:

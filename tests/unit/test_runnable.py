@@ -211,13 +211,48 @@ async def test_a_union_answers_with_the_variant(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_calls_to_unknown_tools_fail_with_a_typed_error(mode: str) -> None:
-    lookup = AIMessage("", tool_calls=[tool_call("lookup", {"q": "Oslo"})])
-    model = ScriptedChatModel(responses=[lookup, lookup])
-    with pytest.raises(StructuredOutputRetryError) as caught:
-        await invoke(mode, with_structured_output(model, City), "Norway?")
-    assert isinstance(caught.value.errors[0], MissingOutputError)
+async def test_a_call_to_an_unknown_tool_is_answered_and_retried(mode: str) -> None:
+    lookup = AIMessage("", tool_calls=[tool_call("lookup", {"q": "Oslo"}, id="l1")])
+    model = ScriptedChatModel(responses=[lookup, city_call(id="c2")])
     result = await invoke(mode, with_structured_output(model, City, include_raw=True), "Norway?")
+    assert result["parsed"] == City(name="Oslo")
+    retry = model.calls[1].messages
+    assert [m.type for m in retry] == ["human", "ai", "tool"]
+    assert isinstance(retry[-1], ToolMessage) and retry[-1].tool_call_id == "l1"
+    assert "not a valid tool" in str(retry[-1].content) and "City" in str(retry[-1].content)
+    report = result["raw"].response_metadata["structured_output_report"]
+    assert report["attempts"] == 2 and report["errors"][0].startswith("no_output")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_bad_answer_beside_an_unknown_tool_counts_once(mode: str) -> None:
+    both = AIMessage(
+        "",
+        tool_calls=[
+            tool_call("lookup", {"q": "Oslo"}, id="l1"),
+            tool_call("City", {"name": None}, id="c1"),
+        ],
+    )
+    model = ScriptedChatModel(responses=[both, city_call(id="c2")])
+    result = await invoke(mode, with_structured_output(model, City, include_raw=True), "Norway?")
+    assert result["parsed"] == City(name="Oslo")
+    replies = [m for m in model.calls[1].messages if isinstance(m, ToolMessage)]
+    assert sorted(m.tool_call_id for m in replies) == ["c1", "l1"]
+    report = result["raw"].response_metadata["structured_output_report"]
+    assert report["attempts"] == 2 and len(report["errors"]) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_unknown_tools_use_up_the_retry_budget(mode: str) -> None:
+    lookup = AIMessage("", tool_calls=[tool_call("lookup", {"q": "Oslo"})])
+    model = ScriptedChatModel(responses=[lookup, lookup, lookup, lookup])
+    runnable = with_structured_output(model, ToolStrategy(City, max_retries=1))
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        await invoke(mode, runnable, "Norway?")
+    assert isinstance(caught.value.errors[0], MissingOutputError)
+    assert len(model.calls) == 2
+    raw = with_structured_output(model, ToolStrategy(City, max_retries=1), include_raw=True)
+    result = await invoke(mode, raw, "Norway?")
     assert isinstance(result["parsing_error"], StructuredOutputRetryError)
     assert result["raw"].tool_calls[0]["name"] == "lookup"
 
