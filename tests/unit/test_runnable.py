@@ -285,3 +285,65 @@ async def test_astream_events_show_model_events_partials_and_the_report() -> Non
     assert end["event"] == "on_chain_end" and end["data"]["output"] == City(name="Oslo", note=LONG)
     starts = [e for e in events if e["event"] == "on_chat_model_start"]
     assert [s["metadata"]["structx_attempt"] for s in starts] == [1, 2]
+
+
+async def _async_feedback(error: Exception, context: Any) -> str:
+    return f"Attempt {context.attempt} failed; send name as a string."
+
+
+def _feedback(error: Exception) -> str:
+    return "Send name as a string."
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["invoke", "stream"])
+@pytest.mark.parametrize("handler", [_feedback, _async_feedback])
+async def test_handle_errors_callables_write_the_feedback(
+    mode: str, how: str, handler: Any
+) -> None:
+    model = ScriptedChatModel(responses=[city_call(name=None), city_call(id="c2")])  # type: ignore[arg-type]
+    runnable = with_structured_output(model, ToolStrategy(City, handle_errors=handler))
+    if how == "invoke":
+        result = await invoke(mode, runnable, "Norway?")
+    else:
+        result = (await stream(mode, runnable, "Norway?"))[-1]
+    assert result == City(name="Oslo")
+    feedback = str(model.calls[1].messages[-1].content)
+    assert "send name as a string" in feedback.lower()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["invoke", "stream"])
+async def test_a_rejected_strategy_falls_back_in_every_mode(mode: str, how: str) -> None:
+    rejected = NotImplementedError("this model has no native structured output")
+    model = ScriptedChatModel(
+        responses=[rejected, city_call()],
+        profile={"structured_output": True, "tool_calling": True},
+    )
+    runnable = with_structured_output(model, City, include_raw=True)
+    if how == "invoke":
+        result = await invoke(mode, runnable, "Norway?")
+    else:
+        result = (await stream(mode, runnable, "Norway?"))[-1]
+    assert result["parsed"] == City(name="Oslo")
+    report = result["raw"].response_metadata["structured_output_report"]
+    assert report["strategy"] == "tool"
+    assert report["fallbacks"][0]["from_strategy"] == "provider"
+    assert model.calls[0].response_format is not None and model.calls[1].tools
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_provider_error_is_raised_even_with_include_raw(mode: str) -> None:
+    model = ScriptedChatModel(responses=[ConnectionError("network down")])
+    runnable = with_structured_output(model, City, method="function_calling", include_raw=True)
+    with pytest.raises(ConnectionError):
+        await stream(mode, runnable, "Norway?")
+
+
+async def test_astream_reads_a_large_reply_off_the_event_loop() -> None:
+    from langchain_structx.limits import Limits
+
+    model = ScriptedChatModel(responses=[city_call(note=LONG)], chunk_size=64)
+    runnable = with_structured_output(model, ToolStrategy(City, limits=Limits(offload_chars=10)))
+    items = [item async for item in runnable.astream("Norway?")]
+    assert items[-1] == City(name="Oslo", note=LONG)
