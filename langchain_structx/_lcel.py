@@ -145,14 +145,20 @@ def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:
     return {"metadata": metadata, "tags": tags}
 
 
-def _bound(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
+_METHODS = {"tool": "function_calling", "provider": "json_schema", "prompted": "json_mode"}
+"""LangChain's method name for each strategy, as tracing reports it."""
+
+
+def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec) -> Runnable[Any, Any]:
     found = spec.derived.get("lcel")
     if found is None:
-        settings = dict(spec.model_settings)
+        # LangChain turns this into run metadata, where LangSmith shows the schema.
+        traced = {"kwargs": {"method": _METHODS[spec.strategy]}, "schema": plan.output_schema()}
+        settings = {**spec.model_settings, "ls_structured_output_format": traced}
         if spec.tools:
             found = model.bind_tools(list(spec.tools), tool_choice=spec.tool_choice, **settings)
         else:
-            found = model.bind(**settings) if settings else model
+            found = model.bind(**settings)
         spec.derived["lcel"] = found
     return found
 
@@ -234,7 +240,7 @@ class LcelRun:
     ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
         config = merge_configs(self.config, labels(self.plan, step))
         messages = [*self.messages, *self.carried]
-        return _bound(self.model, step.spec), _prompt(messages, step), config
+        return _bound(self.model, self.plan, step.spec), _prompt(messages, step), config
 
     def call(self, step: _engine.CallModel) -> AIMessage:
         """One model call, awaited whole."""

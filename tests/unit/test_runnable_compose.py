@@ -45,6 +45,7 @@ class Recorder(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.models: list[tuple[list[str], dict[str, Any]]] = []
+        self.options: list[dict[str, Any]] = []
         self.chains: list[str] = []
         self.custom: list[tuple[str, Any]] = []
 
@@ -59,6 +60,7 @@ class Recorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         self.models.append((list(tags or []), dict(metadata or {})))
+        self.options.append(dict(kwargs.get("options") or {}))
 
     def on_chain_start(
         self, serialized: dict[str, Any], inputs: Any, *, run_id: UUID, **kwargs: Any
@@ -98,6 +100,10 @@ async def test_every_model_call_is_labelled_with_attempt_and_strategy(mode: str,
     tags = recorder.models[1][0]
     assert "structx:attempt:2" in tags and "structx:strategy:tool" in tags
     assert "structx:attempt:1" not in tags
+    # LangChain's own structured-output record, which LangSmith shows with the run.
+    traced = recorder.options[0]["ls_structured_output_format"]
+    assert traced["kwargs"] == {"method": "function_calling"}
+    assert traced["schema"]["title"] == "City"
 
 
 @pytest.mark.parametrize("mode", MODES)
