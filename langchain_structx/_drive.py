@@ -4,6 +4,9 @@
 them: call the model, call the user's error handler (awaiting it if needed),
 and send the results back. The async driver reads a large reply on a worker
 thread, so the event loop keeps serving other requests meanwhile.
+
+`drive_stream` and `adrive_stream` do the same for a model call that streams:
+they pass on whatever the call yields (partial values) and end with `Done`.
 """
 
 from __future__ import annotations
