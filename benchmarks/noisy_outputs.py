@@ -8,6 +8,16 @@ runs through `langchain_structx.middleware.create_agent` and through
 LangChain cannot express count as "unsupported"; its exceptions count as failures,
 and its unbounded retries are cut off by a recursion limit and the finite script.
 
+The same scripts also run through the LCEL face: our `with_structured_output`
+(the same strategy) beside LangChain's `model.with_structured_output` on the same
+scripted model. For tool cases that is `BaseChatModel.with_structured_output`
+(tool calling); for provider cases it is the chain `langchain-openai` builds for
+a text answer (`bind(response_format=...)`, its refusal check, then
+`PydanticOutputParser`), since the generic method only knows tools. LangChain's
+method takes one schema, so union cases are unsupported there. A runnable has no
+tools of its own: ours answers a call to an ordinary tool with an error and asks
+again, LangChain's finds no structured call.
+
 Run: python benchmarks/noisy_outputs.py
 """
 
@@ -21,11 +31,15 @@ from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents import structured_output as lc
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.runnables import Runnable, RunnableGenerator
 from langchain_core.tools import tool
+from langchain_openai.chat_models.base import _acheck_refusal, _check_refusal
 from pydantic import BaseModel
 
 from langchain_structx.errors import StructuredOutputRefusal
 from langchain_structx.middleware import create_agent
+from langchain_structx.runnables import with_structured_output
 from langchain_structx.strategies import ProviderStrategy, ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
@@ -396,22 +410,33 @@ def schema_of(case: Case) -> Any:
     return Order | Event if case.union else Order
 
 
+def our_strategy(case: Case) -> Any:
+    if case.strategy == "tool":
+        return ToolStrategy(schema_of(case))
+    return ProviderStrategy(schema_of(case))
+
+
 def ours(case: Case) -> Outcome:
     model = ScriptedChatModel(responses=case.script(), profile=NATIVE)
-    strategy: Any = (
-        ToolStrategy(schema_of(case))
-        if case.strategy == "tool"
-        else ProviderStrategy(schema_of(case))
-    )
-    agent = create_agent(model, [lookup], response_format=strategy)
+    agent = create_agent(model, [lookup], response_format=our_strategy(case))
+    config = {"recursion_limit": RECURSION_LIMIT}
+    return judged(case, model, lambda: agent.invoke(INPUT, config).get("structured_response"))
+
+
+def ours_lcel(case: Case) -> Outcome:
+    model = ScriptedChatModel(responses=case.script(), profile=NATIVE)
+    runnable = with_structured_output(model, our_strategy(case))
+    return judged(case, model, lambda: runnable.invoke(INPUT["messages"]))
+
+
+def judged(case: Case, model: ScriptedChatModel, run: Callable[[], Any]) -> Outcome:
     try:
-        result = agent.invoke(INPUT, {"recursion_limit": RECURSION_LIMIT})
+        value = run()
     except StructuredOutputRefusal:
         calls = len(model.calls)
         return Outcome(case.expected == REFUSAL, calls, "refusal raised")
     except Exception as exc:  # noqa: BLE001 - any failure counts
         return Outcome(False, len(model.calls), type(exc).__name__)
-    value = result.get("structured_response")
     return Outcome(
         value == case.expected,
         len(model.calls),
@@ -445,6 +470,35 @@ def theirs(case: Case) -> Outcome | None:
     )
 
 
+def langchain_runnable(model: ScriptedChatModel, case: Case) -> Runnable[Any, Any]:
+    if case.strategy == "tool":
+        return model.with_structured_output(Order, method="function_calling")
+    settings = {
+        "type": "json_schema",
+        "json_schema": {"name": "Order", "schema": Order.model_json_schema()},
+    }
+    check = RunnableGenerator(_check_refusal, _acheck_refusal)
+    return (
+        model.bind(response_format=settings) | check | PydanticOutputParser(pydantic_object=Order)
+    )
+
+
+def theirs_lcel(case: Case) -> Outcome | None:
+    if case.union:
+        return None
+    model = ScriptedChatModel(responses=case.script(), profile=NATIVE)
+    runnable = langchain_runnable(model, case)
+    try:
+        value = runnable.invoke(INPUT["messages"])
+    except Exception as exc:  # noqa: BLE001 - any failure counts
+        refused = case.expected == REFUSAL and "refus" in type(exc).__name__.lower()
+        return Outcome(refused, len(model.calls), type(exc).__name__)
+    if case.expected == REFUSAL:
+        return Outcome(False, len(model.calls), "refusal not reported")
+    ok = value == case.expected
+    return Outcome(ok, len(model.calls), "ok" if ok else "wrong or missing")
+
+
 def tally(totals: Totals, case: Case, outcome: Outcome | None) -> None:
     if outcome is None:
         totals.unsupported += 1
@@ -471,26 +525,32 @@ def summary(label: str, totals: Totals) -> str:
     per = totals.calls / totals.successes if totals.successes else float("nan")
     vs_min = totals.calls / totals.minimum if totals.minimum else float("nan")
     return (
-        f"{label:10} success {totals.successes}/{totals.cases} ({rate:.0%}), "
+        f"{label:20} success {totals.successes}/{totals.cases} ({rate:.0%}), "
         f"unsupported {totals.unsupported}, calls/success {per:.2f}, vs minimum {vs_min:.2f}x"
     )
 
 
 def main() -> int:
     cases = provider_cases() + tool_cases()
-    mine, stock = Totals(), Totals()
+    mine, stock, mine_lcel, stock_lcel = Totals(), Totals(), Totals(), Totals()
     print(f"{len(cases)} cases")
-    print(f"{'case':40}{'min':>4}  {'structx':28}{'langchain':28}")
+    print(
+        f"{'case':40}{'min':>4}  {'structx agent':26}{'langchain agent':26}"
+        f"{'structx w_s_o':26}{'langchain w_s_o':26}"
+    )
     for case in cases:
-        a, b = ours(case), theirs(case)
-        tally(mine, case, a)
-        tally(stock, case, b)
-        print(
-            f"{case.name:40}{case.minimum:>4}  {cell(a, case.minimum):28}{cell(b, case.minimum):28}"
-        )
+        outcomes = (ours(case), theirs(case), ours_lcel(case), theirs_lcel(case))
+        tally(mine, case, outcomes[0])
+        tally(stock, case, outcomes[1])
+        tally(mine_lcel, case, outcomes[2])
+        tally(stock_lcel, case, outcomes[3])
+        cells = "".join(f"{cell(o, case.minimum):26}" for o in outcomes)
+        print(f"{case.name:40}{case.minimum:>4}  {cells}")
     print()
-    print(summary("structx", mine))
-    print(summary("langchain", stock))
+    print(summary("agent     structx", mine))
+    print(summary("agent     langchain", stock))
+    print(summary("w_s_o     structx", mine_lcel))
+    print(summary("w_s_o     langchain", stock_lcel))
     recoverable_ok = not mine.failed
     within = mine.minimum and mine.calls / mine.minimum <= CALLS_GOAL
     succeeded = "PASS" if recoverable_ok else "MISS: " + ", ".join(mine.failed)
@@ -502,14 +562,24 @@ def main() -> int:
         "noisy_outputs",
         title=f"{len(cases)} scripted misbehaviours",
         unit="success rate (%)",
-        groups=["all cases"],
-        series={"structx": [100 * _rate(mine)], "langchain": [100 * _rate(stock)]},
+        groups=["create_agent", "with_structured_output"],
+        series={
+            "structx": [100 * _rate(mine), 100 * _rate(mine_lcel)],
+            "langchain": [100 * _rate(stock), 100 * _rate(stock_lcel)],
+        },
         extra={
             "calls_per_success": {"structx": _per(mine), "langchain": _per(stock)},
+            "with_structured_output_calls_per_success": {
+                "structx": _per(mine_lcel),
+                "langchain": _per(stock_lcel),
+            },
             "cases": len(cases),
             "langchain_unsupported": stock.unsupported,
             "langchain_failed": stock.failed,
             "structx_failed": mine.failed,
+            "with_structured_output_langchain_unsupported": stock_lcel.unsupported,
+            "with_structured_output_langchain_failed": stock_lcel.failed,
+            "with_structured_output_structx_failed": mine_lcel.failed,
         },
     )
     return 0

@@ -64,6 +64,7 @@ if _typing.TYPE_CHECKING:
         StrategyName,
         ToolStrategy,
     )
+    from langchain_structx.runnables import with_structured_output
     from langchain_structx.streaming import StructuredOutputEvent
 
 _LAZY: dict[str, str] = {
@@ -110,6 +111,7 @@ _LAZY: dict[str, str] = {
         "strategies",
     ),
     "StructuredOutputEvent": "streaming",
+    "with_structured_output": "runnables",
 }
 """Public names loaded on first use, and the module of each."""
 
@@ -174,4 +176,5 @@ __all__ = (
     "reset_structured_output",
     "route_by_kind",
     "structured_output_node",
+    "with_structured_output",
 )

@@ -4,6 +4,9 @@
 them: call the model, call the user's error handler (awaiting it if needed),
 and send the results back. The async driver reads a large reply on a worker
 thread, so the event loop keeps serving other requests meanwhile.
+
+`drive_stream` and `adrive_stream` do the same for a model call that streams:
+they pass on whatever the call yields (partial values) and end with `Done`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage
@@ -20,6 +32,18 @@ from langchain_structx._engine import CallModel, Invoke, RunResult, Step
 
 ModelCaller: TypeAlias = Callable[[CallModel], AIMessage]
 AsyncModelCaller: TypeAlias = Callable[[CallModel], Awaitable[AIMessage]]
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The last item of a stream: the reply of a streamed call, or the run's result."""
+
+    value: Any
+
+
+ModelStreamer: TypeAlias = Callable[[CallModel], Iterator[Any]]
+"""Streams one model call: any items to pass on, then `Done(reply)`."""
+AsyncModelStreamer: TypeAlias = Callable[[CallModel], AsyncIterator[Any]]
 
 
 def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> RunResult:
@@ -57,6 +81,67 @@ async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCa
         try:
             if isinstance(step, CallModel):
                 send = await call_model(step)
+                offload = _size(send, step.offload_chars) > (step.offload_chars or 0)
+            else:
+                send = step.fn(*step.args)
+                if inspect.isawaitable(send):
+                    send = await send
+        except Exception as exc:
+            error = _thrown(step, exc)
+
+
+def drive_stream(
+    loop: Generator[Step, Any, RunResult], stream_model: ModelStreamer
+) -> Iterator[Any]:
+    """Run the loop synchronously, passing on what each model call streams.
+
+    Yields:
+        The items `stream_model` yields, then `Done(result)`.
+    """
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        done, step = _advance(loop, send, error)
+        if done:
+            yield Done(step)
+            return
+        send, error = None, None
+        try:
+            if isinstance(step, CallModel):
+                for item in stream_model(step):
+                    if isinstance(item, Done):
+                        send = item.value
+                    else:
+                        yield item
+            else:
+                send = _invoke_sync(step)
+        except Exception as exc:
+            error = _thrown(step, exc)
+
+
+async def adrive_stream(
+    loop: Generator[Step, Any, RunResult], stream_model: AsyncModelStreamer
+) -> AsyncIterator[Any]:
+    """Async form of `drive_stream`; a large reply is read on a worker thread, as in `adrive`."""
+    send: Any = None
+    error: BaseException | None = None
+    offload = False
+    while True:
+        if offload:
+            done, step = await asyncio.to_thread(_advance, loop, send, error)
+        else:
+            done, step = _advance(loop, send, error)
+        if done:
+            yield Done(step)
+            return
+        send, error, offload = None, None, False
+        try:
+            if isinstance(step, CallModel):
+                async for item in stream_model(step):
+                    if isinstance(item, Done):
+                        send = item.value
+                    else:
+                        yield item
                 offload = _size(send, step.offload_chars) > (step.offload_chars or 0)
             else:
                 send = step.fn(*step.args)

@@ -1,0 +1,355 @@
+"""One run of the LCEL face: its input, its labelled model calls and its result.
+
+`runnables.StructuredOutputRunnable` is a thin shell over `LcelRun`: the shell
+picks a driver (`_drive.drive`, `adrive`, `drive_stream` or `adrive_stream`)
+and hands it one of the model callers below; the attempt loop itself is the
+engine's. Every model call carries the attempt number and the strategy in its
+run metadata and tags, so a trace tells a retry from a second request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from langchain.agents import structured_output as lc
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+
+from langchain_structx import _engine
+from langchain_structx._capabilities import FallbackMemory
+from langchain_structx._drive import Done
+from langchain_structx._plan import CallSpec, Plan
+from langchain_structx.errors import (
+    AttemptError,
+    MissingOutputError,
+    StructuredOutputRetryError,
+    UserError,
+)
+from langchain_structx.report import REPORT_KEY, StructuredReport
+from langchain_structx.strategies import (
+    AutoStrategy,
+    PromptedStrategy,
+    ProviderStrategy,
+    ToolStrategy,
+)
+from langchain_structx.streaming import PartialTracker, StructuredOutputEvent
+
+Method: TypeAlias = Literal["function_calling", "json_schema", "json_mode"]
+"""LangChain's names for how to ask: tool calling, native JSON schema, JSON mode."""
+
+_STRATEGIES = (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)
+_LANGCHAIN_STRATEGIES = (lc.ToolStrategy, lc.ProviderStrategy, lc.AutoStrategy)
+
+REPORT_EVENT = "structured_output_report"
+"""Name of the custom event that carries the report of a successful run."""
+
+ATTEMPT_KEY = "structx_attempt"
+STRATEGY_KEY = "structx_strategy"
+VARIANT_KEY = "structx_variant"
+
+RETURNED_ERRORS = (AttemptError, StructuredOutputRetryError)
+"""Failures that `include_raw=True` returns as `parsing_error` instead of raising.
+
+They are the failures of the answer itself, the ones LangChain's parser would
+raise; a rejected request or a broken `handle_errors` still raises.
+"""
+
+
+def as_strategy(schema_or_strategy: Any, method: Method | None, strict: bool | None) -> Any:
+    """The strategy LangChain's `method` and `strict` mean for a schema.
+
+    Raises:
+        UserError: For an unknown method, `strict` where the method has none, or
+            `method`/`strict` next to a strategy object (which says it already).
+
+    Examples:
+        >>> schema = {"title": "Tag", "type": "object"}
+        >>> type(as_strategy(schema, "json_mode", None)).__name__
+        'PromptedStrategy'
+        >>> as_strategy(schema, "json_schema", True).strict
+        True
+    """
+    if isinstance(schema_or_strategy, (*_STRATEGIES, *_LANGCHAIN_STRATEGIES)):
+        if method is not None or strict is not None:
+            raise UserError("Pass method and strict with a schema, not with a strategy object.")
+        return schema_or_strategy
+    if method is None:
+        return AutoStrategy(schema_or_strategy, strict=strict)
+    if method == "json_schema":
+        return ProviderStrategy(schema_or_strategy, strict=strict)
+    if method not in ("function_calling", "json_mode"):
+        raise UserError(
+            f"Unknown method {method!r}; use 'function_calling', 'json_schema' or 'json_mode'."
+        )
+    if strict:
+        raise UserError(
+            f"strict=True is not supported with method={method!r}; "
+            "use method='json_schema' for strict schema adherence."
+        )
+    if method == "function_calling":
+        return ToolStrategy(schema_or_strategy)
+    return PromptedStrategy(schema_or_strategy, json_mode=True)
+
+
+def to_messages(value: LanguageModelInput) -> list[BaseMessage]:
+    """What a chat model accepts (text, messages, a prompt value) as messages.
+
+    Raises:
+        UserError: For any other input.
+
+    Examples:
+        >>> to_messages("hi")[0].type
+        'human'
+    """
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return [HumanMessage(value)]
+    if isinstance(value, Sequence):
+        return convert_to_messages(value)
+    raise UserError(
+        f"Expected a str, a list of messages or a PromptValue, got {type(value).__name__}."
+    )
+
+
+def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:
+    """Run metadata and tags naming the attempt, strategy and (if fixed) variant.
+
+    Examples:
+        >>> from langchain_structx._plan import build_plan, CallSpec
+        >>> plan = build_plan({"title": "Tag", "type": "object"})
+        >>> step = _engine.CallModel(CallSpec(strategy="tool"), (), attempt=2)
+        >>> labels(plan, step)["tags"]
+        ['structx:attempt:2', 'structx:strategy:tool']
+    """
+    strategy = step.spec.strategy
+    metadata: dict[str, Any] = {ATTEMPT_KEY: step.attempt, STRATEGY_KEY: strategy}
+    if not plan.schemas.is_union:
+        metadata[VARIANT_KEY] = plan.schemas.names[0]
+    tags = [f"structx:attempt:{step.attempt}", f"structx:strategy:{strategy}"]
+    return {"metadata": metadata, "tags": tags}
+
+
+_METHODS = {"tool": "function_calling", "provider": "json_schema", "prompted": "json_mode"}
+"""LangChain's method name for each strategy, as tracing reports it."""
+
+
+def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec) -> Runnable[Any, Any]:
+    found = spec.derived.get("lcel")
+    if found is None:
+        # LangChain turns this into run metadata, where LangSmith shows the schema.
+        traced = {"kwargs": {"method": _METHODS[spec.strategy]}, "schema": plan.output_schema()}
+        settings = {**spec.model_settings, "ls_structured_output_format": traced}
+        if spec.tools:
+            found = model.bind_tools(list(spec.tools), tool_choice=spec.tool_choice, **settings)
+        else:
+            found = model.bind(**settings)
+        spec.derived["lcel"] = found
+    return found
+
+
+def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[BaseMessage]:
+    conversation = _engine.with_history(messages, step)
+    suffix = step.spec.system_suffix
+    if not suffix:
+        return conversation
+    # One system message: several, or one not first, is refused by some providers.
+    if conversation and isinstance(conversation[0], SystemMessage):
+        head = SystemMessage(f"{conversation[0].text}\n\n{suffix}".strip())
+        return [head, *conversation[1:]]
+    return [SystemMessage(suffix), *conversation]
+
+
+def _joined(chunks: list[AIMessageChunk]) -> AIMessage:
+    if not chunks:
+        return AIMessage(content="")
+    # One addition of the whole list: adding tool-call chunks one at a time
+    # re-reads their arguments each time, which is quadratic.
+    merged = chunks[0] + chunks[1:] if len(chunks) > 1 else chunks[0]
+    message = message_chunk_to_message(merged)
+    return message if isinstance(message, AIMessage) else AIMessage(content=message.content)
+
+
+def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LcelRun:
+    """One invocation of the runnable.
+
+    Attributes:
+        model: The chat model.
+        plan: The response format's plan.
+        memory: Where `AutoStrategy` remembers rejected strategies.
+        messages: The caller's conversation.
+        config: The run's child config; model calls are made under it.
+        include_raw: Whether results are `{"raw", "parsed", "parsing_error"}` dicts.
+    """
+
+    model: BaseChatModel
+    plan: Plan
+    memory: FallbackMemory
+    messages: list[BaseMessage]
+    config: RunnableConfig
+    include_raw: bool
+    carried: list[BaseMessage] = field(default_factory=list)
+    """Messages of earlier rounds in which the model called unknown tools."""
+
+    def loop(self) -> Generator[_engine.Step, Any, _engine.RunResult]:
+        """The attempt loop of this run.
+
+        The runnable has no tools of its own, so a call to any other tool is a
+        failed attempt: it is answered with an error naming the tools there
+        are, and the loop goes on, within the same retry budget.
+        """
+        progress: _engine.Progress | None = None
+        while True:
+            result = yield from _engine.attempt_loop(
+                self.plan, model=self.model, state={}, progress=progress, memory=self.memory
+            )
+            progress = result.progress
+            if result.report is not None or progress is None:
+                return result
+            replies = _unknown_tools(self.plan, result.messages)
+            if not _counted(self.plan, result.messages):
+                progress["attempts"] += 1
+                progress["errors"].extend(f"no_output: {r.content}" for r in replies[:1])
+                progress["kinds"].append("no_output")
+            if progress["attempts"] > self.plan.max_retries:
+                raise _tools_only(result)
+            self.carried.extend([*result.messages, *replies])
+
+    def _request(
+        self, step: _engine.CallModel
+    ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
+        config = merge_configs(self.config, labels(self.plan, step))
+        messages = [*self.messages, *self.carried]
+        return _bound(self.model, self.plan, step.spec), _prompt(messages, step), config
+
+    def call(self, step: _engine.CallModel) -> AIMessage:
+        """One model call, awaited whole."""
+        bound, prompt, config = self._request(step)
+        return bound.invoke(prompt, config)  # type: ignore[no-any-return]
+
+    async def acall(self, step: _engine.CallModel) -> AIMessage:
+        """Async form of `call`."""
+        bound, prompt, config = self._request(step)
+        return await bound.ainvoke(prompt, config)  # type: ignore[no-any-return]
+
+    def stream(self, step: _engine.CallModel) -> Iterator[Any]:
+        """One streamed model call: partial outputs as they grow, then `Done(reply)`."""
+        bound, prompt, config = self._request(step)
+        events: list[StructuredOutputEvent] = []
+        tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
+        chunks: list[AIMessageChunk] = []
+        for chunk in bound.stream(prompt, config):
+            yield from self._partials(chunk, chunks, tracker, events)
+        yield Done(_joined(chunks))
+
+    async def astream(self, step: _engine.CallModel) -> AsyncIterator[Any]:
+        """Async form of `stream`."""
+        bound, prompt, config = self._request(step)
+        events: list[StructuredOutputEvent] = []
+        tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
+        chunks: list[AIMessageChunk] = []
+        async for chunk in bound.astream(prompt, config):
+            for item in self._partials(chunk, chunks, tracker, events):
+                yield item
+        yield Done(_joined(chunks))
+
+    def _partials(
+        self,
+        chunk: Any,
+        chunks: list[AIMessageChunk],
+        tracker: PartialTracker,
+        events: list[StructuredOutputEvent],
+    ) -> list[Any]:
+        if not isinstance(chunk, AIMessageChunk):
+            return []
+        chunks.append(chunk)
+        tracker.feed(chunk)
+        values = [event["value"] for event in events]
+        events.clear()
+        if not self.include_raw or not values:
+            return values
+        raw = _joined(chunks)
+        return [{"raw": raw, "parsed": value, "parsing_error": None} for value in values]
+
+    def output(self, result: _engine.RunResult) -> tuple[Any, StructuredReport]:
+        """The runnable's output for a finished run, and the run's report.
+
+        Raises:
+            StructuredOutputRetryError: When the model only called tools this
+                runnable does not have.
+        """
+        report = result.report
+        if report is None:
+            raise _tools_only(result)
+        if not self.include_raw:
+            return result.value, report
+        raw = _last_ai(result.messages) or AIMessage(content="")
+        metadata = {**raw.response_metadata, REPORT_KEY: report}
+        raw = raw.model_copy(update={"response_metadata": metadata})
+        return {"raw": raw, "parsed": result.value, "parsing_error": None}, report
+
+    def failure(self, error: BaseException) -> dict[str, Any]:
+        """LangChain's `include_raw` answer for a failed run."""
+        raw = getattr(error, "ai_message", None) or AIMessage(content="")
+        return {"raw": raw, "parsed": None, "parsing_error": error}
+
+
+def _counted(plan: Plan, messages: Sequence[BaseMessage]) -> bool:
+    """Whether the engine counted the last message as an attempt (it tried to answer)."""
+    last = _last_ai(messages)
+    calls = [*last.tool_calls, *last.invalid_tool_calls] if last is not None else []
+    return any(call.get("name") in plan.tool_names for call in calls)
+
+
+def _unknown_tools(plan: Plan, messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """An error reply for every tool call in `messages` that has no reply yet."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    known = ", ".join(plan.schemas.names)
+    return [
+        ToolMessage(
+            f"Error: {call['name']} is not a valid tool; answer with one of: {known}.",
+            tool_call_id=call["id"] or "",
+            name=call["name"],
+            status="error",
+        )
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call["id"] not in answered
+    ]
+
+
+def _tools_only(result: _engine.RunResult) -> StructuredOutputRetryError:
+    error = MissingOutputError(
+        "The model called tools that this runnable does not have.",
+        ai_message=_last_ai(result.messages),
+    )
+    tokens = result.progress["usage"] if result.progress is not None else None
+    usage: UsageMetadata | None = None
+    if tokens is not None:
+        usage = {
+            "input_tokens": tokens["input_tokens"],
+            "output_tokens": tokens["output_tokens"],
+            "total_tokens": tokens["total_tokens"],
+        }
+    return StructuredOutputRetryError([error], ai_message=error.ai_message, usage=usage)
