@@ -167,7 +167,13 @@ class Plan:
         """The answer's schema rewritten for `dialect`, computed once per dialect."""
         found = self._dialects.get(dialect)
         if found is None:
-            found = transform(self.output_schema(), dialect, limits=self.limits)
+            # Undeclared keys are carried where the validator keeps them: JSON
+            # Schema does; Pydantic, dataclasses and TypedDicts drop them (or
+            # declare `additionalProperties` themselves when they keep them).
+            carry = any(v.kind == "json_schema" for v in self.schemas.variants)
+            found = transform(
+                self.output_schema(), dialect, limits=self.limits, carry_undeclared=carry
+            )
             self._dialects[dialect] = found
         return found
 
