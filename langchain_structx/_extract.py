@@ -30,6 +30,11 @@ from langchain_structx.errors import (
 )
 
 _LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length"})
+# Stop reasons that are the provider declining to answer: Anthropic's "refusal",
+# OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
+_REFUSAL_REASONS = frozenset(
+    {"refusal", "content_filter", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,7 @@ def interpret(plan: Plan, spec: CallSpec, message: AIMessage) -> Interpretation:
 
 
 def refusal_text(message: AIMessage) -> str | None:
-    """The model's refusal, from OpenAI's field or a refusal content block."""
+    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason."""
     refusal = message.additional_kwargs.get("refusal")
     if refusal:
         return str(refusal)
@@ -97,8 +102,10 @@ def refusal_text(message: AIMessage) -> str | None:
         for block in message.content:
             if isinstance(block, Mapping) and block.get("type") == "refusal":
                 return str(block.get("refusal") or block.get("text") or "")
-    if message.response_metadata.get("stop_reason") == "refusal":
-        return message.text or "refused"
+    metadata = message.response_metadata
+    reason = metadata.get("stop_reason") or metadata.get("finish_reason")
+    if reason in _REFUSAL_REASONS:
+        return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
     return None
 
 

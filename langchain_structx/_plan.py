@@ -192,7 +192,9 @@ class Plan:
 
 
 def _response_format(name: str, schema: dict[str, Any], strict: bool | None) -> dict[str, Any]:
-    json_schema: dict[str, Any] = {"name": name, "schema": schema}
+    # Clients that rebuild the format from the schema (ChatOpenAI.bind_tools) take
+    # the name from its title, so the title carries the name we mean to send.
+    json_schema: dict[str, Any] = {"name": name, "schema": {**schema, "title": name}}
     if strict:
         json_schema["strict"] = True
     return {"response_format": {"type": "json_schema", "json_schema": json_schema}}

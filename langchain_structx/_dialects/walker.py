@@ -56,7 +56,9 @@ def short(value: Any, limit: int = 80) -> str:
 class Walker:
     """Transform one schema for one dialect (single use)."""
 
-    def __init__(self, rules: Rules, defs: dict[str, Any], *, carry_undeclared: bool = True) -> None:
+    def __init__(
+        self, rules: Rules, defs: dict[str, Any], *, carry_undeclared: bool = True
+    ) -> None:
         self.rules = rules
         self.carry_undeclared = carry_undeclared
         self.defs = defs
