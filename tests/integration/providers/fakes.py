@@ -124,6 +124,7 @@ class FakeOpenAI(FakeProvider):
         ]
         refused = reply.stop == "refusal"
         finish = "length" if reply.stop == "length" else "tool_calls" if calls else "stop"
+        finish = reply.reason or finish
         message: dict[str, Any] = {
             "role": "assistant",
             "content": None if refused or (calls and not reply.text) else reply.text,
@@ -258,7 +259,7 @@ class FakeAnthropic(FakeProvider):
         for i, (name, args) in enumerate(reply.calls):
             blocks.append({"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args})
         stop = {"length": "max_tokens", "refusal": "refusal"}.get(reply.stop)
-        stop = stop or ("tool_use" if reply.calls else "end_turn")
+        stop = reply.reason or stop or ("tool_use" if reply.calls else "end_turn")
         prompt, completion = _usage_tokens(ask)
         message = {
             "id": "msg_1", "type": "message", "role": "assistant",
@@ -364,10 +365,10 @@ class FakeGemini(FakeProvider):
 
     def render(self, reply: Reply, ask: Ask, stream: bool) -> Rendered:
         parts: list[dict[str, Any]] = []
-        if reply.text and reply.stop != "refusal":
+        if reply.text and reply.stop != "refusal" and not reply.reason:
             parts.append({"text": reply.text})
         parts += [{"functionCall": {"name": n, "args": a}} for n, a in reply.calls]
-        finish = {"length": "MAX_TOKENS", "refusal": "SAFETY"}.get(reply.stop, "STOP")
+        finish = reply.reason or {"length": "MAX_TOKENS", "refusal": "SAFETY"}.get(reply.stop, "STOP")
         prompt, completion = _usage_tokens(ask)
         usage = {"promptTokenCount": prompt, "candidatesTokenCount": completion, "totalTokenCount": prompt + completion}
         model = "gemini-2.5-flash"

@@ -51,12 +51,14 @@ class Reply:
         calls: Tool calls as (name, arguments).
         stop: Why it stopped: finished, out of tokens, or refused.
         reject: A (status, message) error the server answers instead.
+        reason: The provider's own stop reason, when not the one `stop` implies.
     """
 
     text: str = ""
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     stop: Stop = "stop"
     reject: tuple[int, str] | None = None
+    reason: str | None = None
 
 
 Model = Callable[[Ask], Reply]
