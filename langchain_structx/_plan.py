@@ -135,11 +135,12 @@ class Plan:
             DialectError: When the schema cannot be expressed in `dialect`, or
                 as Gemini tool parameters.
         """
-        tool_dialect = native if strategy == "tool" and native == "gemini" else None
-        key = f"{strategy}:{dialect}:{tool_dialect}"
+        if strategy == "tool":
+            dialect = native if native == "gemini" else None
+        key = f"{strategy}:{dialect}"
         found = self._specs.get(key)
         if found is None:
-            found = self._specs[key] = self._build_spec(strategy, dialect or tool_dialect)
+            found = self._specs[key] = self._build_spec(strategy, dialect)
         return found
 
     def _build_spec(self, strategy: StrategyName, dialect: Dialect | None) -> CallSpec:
