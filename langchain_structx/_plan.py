@@ -219,13 +219,18 @@ class Plan:
 
         `strict=True` always rewrites (into the model's dialect, OpenAI's when it
         has none of its own); `strict=None` rewrites only under `AutoStrategy` and
-        only for a model known to have a strict mode.
+        only for a model known to have a strict mode. Anthropic and Gemini have
+        no lenient schema mode (their format is always enforced, within the
+        same subset of JSON Schema), so their models always get their dialect.
         """
         if self.strict:
             return model_dialect or "openai"
-        if self.strict is None and self.auto:
+        if (self.strict is None and self.auto) or model_dialect in _ALWAYS_STRICT:
             return model_dialect
         return None
+
+
+_ALWAYS_STRICT = ("anthropic", "gemini")
 
 
 def _response_format(name: str, schema: dict[str, Any], strict: bool | None) -> dict[str, Any]:
