@@ -39,7 +39,7 @@ def test_corpus_is_large_and_varied() -> None:
     assert len(names) >= 200
     assert len(set(names)) == len(names)
     families = {name.split("_")[0] for name in names}
-    expected = {"flat", "nested", "rec", "union", "opt", "format", "pattern", "enum", "map"}
+    expected = {"flat", "nested", "rec", "union", "opt", "format", "pattern", "enum", "map", "open"}
     assert expected | {"allof", "array", "tuple", "cond", "root", "limit", "pydantic"} <= families
     assert sum(name.startswith("pydantic_") for name in names) >= 12
 

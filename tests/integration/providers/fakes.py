@@ -50,10 +50,16 @@ class FakeOpenAI(FakeProvider):
         out: list[str] = []
         tools = [t.get("function", {}) for t in body.get("tools") or []]
         names = [t.get("name", "") for t in tools]
-        out += [f"tool name {n!r} does not match {TOOL_NAME.pattern}" for n in names if not TOOL_NAME.match(n)]
+        out += [
+            f"tool name {n!r} does not match {TOOL_NAME.pattern}"
+            for n in names
+            if not TOOL_NAME.match(n)
+        ]
         for tool in tools:
             if tool.get("strict"):
-                out += [f"tool {tool.get('name')}: {v}" for v in check_openai(tool.get("parameters"))]
+                out += [
+                    f"tool {tool.get('name')}: {v}" for v in check_openai(tool.get("parameters"))
+                ]
         out += self._format_rules(body)
         out += self._choice_rules(body.get("tool_choice"), names)
         out += self._history_rules(body.get("messages") or [])
@@ -79,7 +85,9 @@ class FakeOpenAI(FakeProvider):
     def _choice_rules(self, choice: Any, names: list[str]) -> list[str]:
         # API reference, "tool_choice": none | auto | required | a named function.
         if choice is None or choice in ("none", "auto", "required"):
-            return [] if choice in (None, "none", "auto") or names else ["tool_choice without tools"]
+            return (
+                [] if choice in (None, "none", "auto") or names else ["tool_choice without tools"]
+            )
         name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
         return [] if name in names else [f"tool_choice {choice!r} names no tool"]
 
@@ -103,10 +111,20 @@ class FakeOpenAI(FakeProvider):
         return bool(body.get("stream"))
 
     def error(self, status: int, message: str) -> Any:
-        return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
-        tools = {t["function"]["name"]: t["function"].get("parameters") or {} for t in body.get("tools") or []}
+        tools = {
+            t["function"]["name"]: t["function"].get("parameters") or {}
+            for t in body.get("tools") or []
+        }
         fmt = body.get("response_format") or {}
         choice = body.get("tool_choice")
         forced = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
@@ -119,7 +137,11 @@ class FakeOpenAI(FakeProvider):
 
     def render(self, reply: Reply, ask: Ask, stream: bool) -> Rendered:
         calls = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": n, "arguments": json.dumps(a)},
+            }
             for i, (n, a) in enumerate(reply.calls)
         ]
         refused = reply.stop == "refusal"
@@ -133,11 +155,17 @@ class FakeOpenAI(FakeProvider):
         if calls:
             message["tool_calls"] = calls
         prompt, completion = _usage_tokens(ask)
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
         base = {"id": "chatcmpl-1", "created": 0, "model": ask.body.get("model", "gpt-4o")}
         if not stream:
             choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-            return Rendered(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+            return Rendered(
+                200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+            )
         events: list[tuple[str | None, Any]] = []
 
         def chunk(delta: dict[str, Any], reason: str | None = None) -> None:
@@ -150,12 +178,20 @@ class FakeOpenAI(FakeProvider):
             chunk({key: piece})
         for i, call in enumerate(calls):
             head = {"index": i, "id": call["id"], "type": "function"}
-            chunk({"tool_calls": [{**head, "function": {"name": call["function"]["name"], "arguments": ""}}]})
+            chunk(
+                {
+                    "tool_calls": [
+                        {**head, "function": {"name": call["function"]["name"], "arguments": ""}}
+                    ]
+                }
+            )
             for piece in chunks(call["function"]["arguments"]):
                 chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
         chunk({}, finish)
         if (ask.body.get("stream_options") or {}).get("include_usage"):
-            events.append((None, {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage}))
+            events.append(
+                (None, {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+            )
         events.append((None, "[DONE]"))
         return Rendered(200, events=events)
 
@@ -164,7 +200,9 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(_text(c.get("text") or c.get("content") or "") for c in content if isinstance(c, dict))
+        return " ".join(
+            _text(c.get("text") or c.get("content") or "") for c in content if isinstance(c, dict)
+        )
     return ""
 
 
@@ -183,10 +221,17 @@ class FakeAnthropic(FakeProvider):
             out.append("max_tokens: Field required")
         tools = body.get("tools") or []
         names = [t.get("name", "") for t in tools]
-        out += [f"tools.name {n!r} does not match {TOOL_NAME.pattern}" for n in names if not TOOL_NAME.match(n)]
+        out += [
+            f"tools.name {n!r} does not match {TOOL_NAME.pattern}"
+            for n in names
+            if not TOOL_NAME.match(n)
+        ]
         for tool in tools:
             if tool.get("strict"):
-                out += [f"tool {tool.get('name')}: {v}" for v in check_anthropic(tool.get("input_schema"))]
+                out += [
+                    f"tool {tool.get('name')}: {v}"
+                    for v in check_anthropic(tool.get("input_schema"))
+                ]
         fmt = (body.get("output_config") or {}).get("format")
         if fmt is not None:
             # Structured outputs guide: format {"type": "json_schema", "schema": ...}
@@ -220,7 +265,9 @@ class FakeAnthropic(FakeProvider):
             results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
             if message.get("role") == "user":
                 if set(results) != pending:
-                    return [f"tool_result blocks {results} do not answer tool_use {sorted(pending)}"]
+                    return [
+                        f"tool_result blocks {results} do not answer tool_use {sorted(pending)}"
+                    ]
                 leading = [b.get("type") for b in blocks[: len(results)]]
                 if any(t != "tool_result" for t in leading):
                     return ["tool_result blocks must come first in the user message"]
@@ -269,19 +316,43 @@ class FakeAnthropic(FakeProvider):
         }  # fmt: skip
         if not stream:
             return Rendered(200, message)
-        start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": prompt, "output_tokens": 1}}
-        events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }
+        events: list[tuple[str | None, Any]] = [
+            ("message_start", {"type": "message_start", "message": start})
+        ]
         for i, block in enumerate(blocks):
             opened = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
-            events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": opened}))
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": i, "content_block": opened},
+                )
+            )
             if block["type"] == "text":
                 deltas = [{"type": "text_delta", "text": p} for p in chunks(block["text"])]
             else:
-                deltas = [{"type": "input_json_delta", "partial_json": p} for p in chunks(json.dumps(block["input"]))]
+                deltas = [
+                    {"type": "input_json_delta", "partial_json": p}
+                    for p in chunks(json.dumps(block["input"]))
+                ]
             for delta in deltas:
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+                events.append(
+                    (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": i, "delta": delta},
+                    )
+                )
             events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-        ending = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": completion}}
+        ending = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": completion},
+        }
         events += [("message_delta", ending), ("message_stop", {"type": "message_stop"})]
         return Rendered(200, events=events)
 
@@ -345,7 +416,9 @@ class FakeGemini(FakeProvider):
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         decls = [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
-        tools = {d["name"]: d.get("parametersJsonSchema") or d.get("parameters") or {} for d in decls}
+        tools = {
+            d["name"]: d.get("parametersJsonSchema") or d.get("parameters") or {} for d in decls
+        }
         config = body.get("generationConfig") or {}
         calling = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
         allowed = calling.get("allowedFunctionNames") or []
@@ -355,12 +428,20 @@ class FakeGemini(FakeProvider):
         else:
             kind, schema = ("tool" if calling.get("mode") == "ANY" else "text"), None
         turns = [
-            (c.get("role", ""), " ".join(str(p.get("text") or p.get("functionResponse") or "") for p in c.get("parts") or []))
+            (
+                c.get("role", ""),
+                " ".join(
+                    str(p.get("text") or p.get("functionResponse") or "")
+                    for p in c.get("parts") or []
+                ),
+            )
             for c in body.get("contents") or []
         ]
         system = body.get("systemInstruction")
         if system:
-            turns.insert(0, ("system", " ".join(p.get("text", "") for p in system.get("parts") or [])))
+            turns.insert(
+                0, ("system", " ".join(p.get("text", "") for p in system.get("parts") or []))
+            )
         return Ask(kind, schema, tools, forced, turns, body)
 
     def render(self, reply: Reply, ask: Ask, stream: bool) -> Rendered:
@@ -368,9 +449,15 @@ class FakeGemini(FakeProvider):
         if reply.text and reply.stop != "refusal" and not reply.reason:
             parts.append({"text": reply.text})
         parts += [{"functionCall": {"name": n, "args": a}} for n, a in reply.calls]
-        finish = reply.reason or {"length": "MAX_TOKENS", "refusal": "SAFETY"}.get(reply.stop, "STOP")
+        finish = reply.reason or {"length": "MAX_TOKENS", "refusal": "SAFETY"}.get(
+            reply.stop, "STOP"
+        )
         prompt, completion = _usage_tokens(ask)
-        usage = {"promptTokenCount": prompt, "candidatesTokenCount": completion, "totalTokenCount": prompt + completion}
+        usage = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": completion,
+            "totalTokenCount": prompt + completion,
+        }
         model = "gemini-2.5-flash"
 
         def response(pieces: list[dict[str, Any]], reason: str | None) -> dict[str, Any]:
@@ -379,7 +466,12 @@ class FakeGemini(FakeProvider):
                 candidate["content"] = {"role": "model", "parts": pieces}
             if reason:
                 candidate["finishReason"] = reason
-            return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "r1"}
+            return {
+                "candidates": [candidate],
+                "usageMetadata": usage,
+                "modelVersion": model,
+                "responseId": "r1",
+            }
 
         if not stream:
             return Rendered(200, response(parts, finish))
@@ -402,7 +494,11 @@ def _gemini_schema_rules(schema: Any) -> list[str]:
             continue
         out += [f"{path}: keyword {k!r} not supported" for k in node if k not in GEMINI_KEYWORDS]
         stack += [(f"{path}.properties.{k}", v) for k, v in (node.get("properties") or {}).items()]
-        stack += [(f"{path}.{k}", node[k]) for k in ("items", "additionalProperties") if isinstance(node.get(k), dict)]
+        stack += [
+            (f"{path}.{k}", node[k])
+            for k in ("items", "additionalProperties")
+            if isinstance(node.get(k), dict)
+        ]
         stack += [(f"{path}.anyOf", m) for m in node.get("anyOf") or []]
     from dialect_rules import _gemini_cycles
 

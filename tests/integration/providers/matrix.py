@@ -317,11 +317,15 @@ def lookup(code: str) -> str:
     return f"{code}: in stock"
 
 
-def run(case: Case, create_agent: Callable[..., Any]) -> Outcome:
+def run(
+    case: Case,
+    create_agent: Callable[..., Any],
+    make_format: Callable[[str, Any], Any] = strategy_for,
+) -> Outcome:
     """Run `case` with an agent factory (ours, or LangChain's for comparison)."""
     schema, value = FAMILIES[case.family]
-    response_format = strategy_for(case.strategy, schema)
-    answers = Answers(build_plan(response_format), value, case.provider)
+    response_format = make_format(case.strategy, schema)
+    answers = Answers(build_plan(strategy_for(case.strategy, schema)), value, case.provider)
     server = fake(case.provider, scripted(case.behaviour, answers, case.provider))
     found: list[Any] = []
     error: BaseException | None = None
@@ -333,7 +337,9 @@ def run(case: Case, create_agent: Callable[..., Any]) -> Outcome:
     return Outcome(found, error, len(server.requests), server.violations, server.rejected)
 
 
-def _drive(case: Case, create_agent: Callable[..., Any], response_format: Any, server: FakeProvider) -> list[Any]:
+def _drive(
+    case: Case, create_agent: Callable[..., Any], response_format: Any, server: FakeProvider
+) -> list[Any]:
     model = client(case.provider, server)
     tools = [lookup] if case.behaviour == "user_tool_first" else []
     saver = InMemorySaver() if case.behaviour == "second_turn" else None
@@ -363,3 +369,38 @@ def cases() -> Iterator[Case]:
         yield Case(provider, strategy, families[(i * 4) % len(families)], behaviour)
     for provider, family in itertools.product(PROVIDERS, families):
         yield Case(provider, "auto", family, "clean")
+
+
+def verdict(case: Case, outcome: Outcome) -> str | None:
+    """Why `outcome` is not what `case` must give, or None when it is.
+
+    A route that cannot carry the schema must refuse before sending; a refusal
+    and a truncation must come out typed; a rejection falls back under
+    AutoStrategy and surfaces otherwise; everything else gives the value.
+    """
+    from langchain_structx import StructuredOutputRefusal, TruncatedOutputError
+
+    schema, value = FAMILIES[case.family]
+    plan = build_plan(strategy_for(case.strategy, schema))
+    strict = case.strategy == "provider_strict" or (
+        case.strategy == "provider" and case.provider != "openai"
+    )
+    expected: tuple[type[BaseException], ...] | None = None
+    if refused(plan, "provider_strict" if strict else case.strategy, case.provider):
+        expected = (DialectError,)
+    elif case.behaviour == "refusal":
+        expected = (StructuredOutputRefusal,)
+    elif case.behaviour == "truncation":
+        expected = (TruncatedOutputError,)
+    elif case.behaviour == "rejection" and case.strategy != "auto":
+        expected = (Exception,)
+    if expected is not None:
+        if not isinstance(outcome.error, expected):
+            return f"expected {expected[0].__name__}, got {outcome.error!r}"
+        return None
+    if outcome.error is not None:
+        return f"failed: {outcome.error!r}"[:300]
+    want = expected_value(schema, value)
+    if not outcome.answers or any(a != want for a in outcome.answers):
+        return f"answers {outcome.answers!r}"[:300]
+    return None

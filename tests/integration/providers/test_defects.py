@@ -130,7 +130,8 @@ def test_gemini_safety_stop_is_refusal(reason: str) -> None:
     assert server.violations == []
 
 
-# 6. langchain-google-genai turns `oneOf` tool parameters into STRING; the Gemini dialect keeps them.
+# 6. langchain-google-genai turns `oneOf` tool parameters into STRING;
+# the Gemini dialect keeps them.
 class Cat(BaseModel):
     kind: Literal["cat"]
     lives: int
@@ -196,3 +197,25 @@ def test_open_object_round_trips_through_openai_strict() -> None:
         answer = _ask(client("openai", server), ProviderStrategy(schema, strict=True))
     assert answer == {"name": "x", "colour": "red"}
     assert server.violations == []
+
+
+# Usage accounting: every attempt's tokens, as each client reports them, are summed.
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_usage_is_summed_over_attempts(provider: str) -> None:
+    state = {"calls": 0}
+
+    def model(ask: Ask) -> Reply:
+        state["calls"] += 1
+        value = {"label": [[1]]} if state["calls"] == 1 else {"label": "box"}
+        return _answer(value)(ask)
+
+    with fake(provider, model) as server:
+        agent = create_agent(client(provider, server), response_format=AutoStrategy(Parcel))
+        result = agent.invoke({"messages": [("user", "Describe the parcel.")]})
+    assert result["structured_response"] == Parcel(label="box")
+    usage = result["structured_output_report"]["usage"]
+    # The fake counts 11 prompt tokens plus one per turn, and 7 output tokens.
+    assert len(server.requests) == 2
+    assert usage["output_tokens"] == 14
+    assert usage["input_tokens"] > 22
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
