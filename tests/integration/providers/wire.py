@@ -172,6 +172,10 @@ class FakeProvider:
                 self.send_response(out.status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(payload)))
+                # One request per connection: no pooled client socket outlives a test
+                # to be reported unclosed in another.
+                self.send_header("Connection", "close")
+                self.close_connection = True
                 self.end_headers()
                 self.wfile.write(payload)
 
