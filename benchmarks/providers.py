@@ -56,9 +56,15 @@ def main() -> int:
                 ("structx", structx_agent, None),
                 ("langchain", langchain_agent, langchain_format),
             ):
+                began = time.perf_counter()
                 outcome = run(case, factory, fmt) if fmt else run(case, factory)
-                passed[(label, case.provider)] += verdict(case, outcome) is None
+                ok = verdict(case, outcome) is None
+                passed[(label, case.provider)] += ok
                 broken[(label, case.provider)] += len(outcome.violations)
+                spent = time.perf_counter() - began
+                print(
+                    f"  {label:<9} {case.id:<55} {'ok' if ok else '--'} {spent:5.1f} s", flush=True
+                )
     header = f"{'provider':<11}{'cases':>6}{'structx pass':>14}{'langchain pass':>16}"
     header += f"{'structx bad req':>17}{'langchain bad req':>19}"
     print(header)

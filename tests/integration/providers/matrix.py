@@ -345,10 +345,11 @@ def _drive(
     saver = InMemorySaver() if case.behaviour == "second_turn" else None
     agent = create_agent(model, tools=tools, response_format=response_format, checkpointer=saver)
     ask = {"messages": [("user", "Give me the record as JSON.")]}
-    config = {"configurable": {"thread_id": "t1"}}
+    # A bound on graph steps: an agent that keeps asking a refusing model ends here.
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1"}, "recursion_limit": 24}
     if case.behaviour == "streaming":
         last: dict[str, Any] = {}
-        for mode, chunk in agent.stream(ask, stream_mode=["messages", "values"]):
+        for mode, chunk in agent.stream(ask, config, stream_mode=["messages", "values"]):
             if mode == "values":
                 last = chunk
         return [last.get("structured_response")]
