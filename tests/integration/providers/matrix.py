@@ -324,13 +324,13 @@ def run(
 ) -> Outcome:
     """Run `case` with an agent factory (ours, or LangChain's for comparison)."""
     schema, value = FAMILIES[case.family]
-    response_format = make_format(case.strategy, schema)
     answers = Answers(build_plan(strategy_for(case.strategy, schema)), value, case.provider)
     server = fake(case.provider, scripted(case.behaviour, answers, case.provider))
     found: list[Any] = []
     error: BaseException | None = None
     with server:
         try:
+            response_format = make_format(case.strategy, schema)
             found = _drive(case, create_agent, response_format, server)
         except Exception as exc:  # noqa: BLE001 - the outcome is judged by the caller
             error = exc
