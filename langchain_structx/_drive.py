@@ -28,6 +28,7 @@ from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage
 
+from langchain_structx._capabilities import finished_reply
 from langchain_structx._engine import CallModel, Invoke, RunResult, Step
 
 ModelCaller: TypeAlias = Callable[[CallModel], AIMessage]
@@ -58,7 +59,7 @@ def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> Run
         try:
             send = call_model(step) if isinstance(step, CallModel) else _invoke_sync(step)
         except Exception as exc:
-            error = _thrown(step, exc)
+            send, error = _failed(step, exc)
 
 
 async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller) -> RunResult:
@@ -87,7 +88,20 @@ async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCa
                 if inspect.isawaitable(send):
                     send = await send
         except Exception as exc:
-            error = _thrown(step, exc)
+            send, error = _failed(step, exc)
+
+
+def _failed(step: Step, error: Exception) -> tuple[Any, Exception | None]:
+    """What to send into the loop for a failed step: a reply, or the error.
+
+    A client exception that carries the provider's finished reply (cut off,
+    filtered) is that reply: the loop judges it like any other answer.
+    """
+    if isinstance(step, CallModel):
+        reply = finished_reply(error)
+        if reply is not None:
+            return reply, None
+    return None, _thrown(step, error)
 
 
 def drive_stream(

@@ -221,11 +221,11 @@ def attempt_loop(
     order = plan.candidates
     if plan.auto:
         order = caps.auto_order(model, plan.candidates, memory, tools)
-    dialect = plan.strict_dialect(caps.model_dialect(model))
+    native = caps.model_dialect(model)
     while True:
         strategy = order[0]
         try:
-            spec = plan.call_spec(strategy, dialect=dialect)
+            spec = plan.call_spec(strategy, dialect=plan.strict_dialect(native), native=native)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fall_back(run, order, exc)

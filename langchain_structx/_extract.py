@@ -13,8 +13,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
 from langchain_structx._parse import Parsed, Repair, coerce, parse_json
-from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
+from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._schema import Variant
 from langchain_structx.errors import (
     AttemptError,
@@ -29,7 +30,15 @@ from langchain_structx.errors import (
     ValidationIssue,
 )
 
+Restores = Mapping[str, Callable[[Any], Any]]
+"""Per structured tool, how its arguments come back to the variant's shape."""
+
 _LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length"})
+# Stop reasons that are the provider declining to answer: Anthropic's "refusal",
+# OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
+_REFUSAL_REASONS = frozenset(
+    {"refusal", "content_filter", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +91,14 @@ def interpret(plan: Plan, spec: CallSpec, message: AIMessage) -> Interpretation:
     if refusal is not None:
         return Interpretation(Failed(StructuredOutputRefusal(refusal, ai_message=message)))
     if spec.strategy == "tool":
-        return _interpret_tool(plan, message)
+        return _interpret_tool(plan, message, spec.tool_restore)
     if message.tool_calls:
         return Interpretation(None, ordinary_calls=True)
     return Interpretation(_from_text(plan, message, spec.restore))
 
 
 def refusal_text(message: AIMessage) -> str | None:
-    """The model's refusal, from OpenAI's field or a refusal content block."""
+    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason."""
     refusal = message.additional_kwargs.get("refusal")
     if refusal:
         return str(refusal)
@@ -97,8 +106,10 @@ def refusal_text(message: AIMessage) -> str | None:
         for block in message.content:
             if isinstance(block, Mapping) and block.get("type") == "refusal":
                 return str(block.get("refusal") or block.get("text") or "")
-    if message.response_metadata.get("stop_reason") == "refusal":
-        return message.text or "refused"
+    metadata = message.response_metadata
+    reason = metadata.get("stop_reason") or metadata.get("finish_reason")
+    if reason in _REFUSAL_REASONS:
+        return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
     return None
 
 
@@ -109,7 +120,7 @@ def is_truncated(message: AIMessage) -> bool:
     return reason in _LENGTH_REASONS
 
 
-def _interpret_tool(plan: Plan, message: AIMessage) -> Interpretation:
+def _interpret_tool(plan: Plan, message: AIMessage, restores: Restores) -> Interpretation:
     names = plan.tool_names
     valid = [c for c in message.tool_calls if c["name"] in names]
     broken = [c for c in message.invalid_tool_calls if c.get("name") in names]
@@ -120,20 +131,21 @@ def _interpret_tool(plan: Plan, message: AIMessage) -> Interpretation:
         return Interpretation(Failed(error, ids), ordinary)
     if valid:
         call = valid[0]
-        outcome = _decode_args(plan, call["name"], call["args"], message, ())
+        outcome = _decode_args(plan, call["name"], call["args"], message, (), restores)
         return Interpretation(_with_call(outcome, ids), ordinary)
     if broken:
-        return Interpretation(_from_broken_call(plan, broken[0], message, ids), ordinary)
+        outcome = _from_broken_call(plan, broken[0], message, ids, restores)
+        return Interpretation(outcome, ordinary)
     if ordinary:
         return Interpretation(None, ordinary_calls=True)
-    written = _call_in_text(plan, message)
+    written = _call_in_text(plan, message, restores)
     return Interpretation(written if written is not None else Failed(_missing(plan, message)))
 
 
 _ARGUMENT_KEYS = ("arguments", "parameters", "args")
 
 
-def _call_in_text(plan: Plan, message: AIMessage) -> Found | Failed | None:
+def _call_in_text(plan: Plan, message: AIMessage, restores: Restores) -> Found | Failed | None:
     """A structured call the model wrote as text, as chat templates often make it do."""
     if not message.text.strip():
         return None
@@ -153,7 +165,7 @@ def _call_in_text(plan: Plan, message: AIMessage) -> Found | Failed | None:
     if not isinstance(args, dict):
         return None
     note = Repair("tool_call_in_text", f"read the {call['name']} call the model wrote as text")
-    return _decode_args(plan, call["name"], args, message, (*parsed.repairs, note))
+    return _decode_args(plan, call["name"], args, message, (*parsed.repairs, note), restores)
 
 
 def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Found | Failed:
@@ -163,14 +175,18 @@ def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Fou
 
 
 def _from_broken_call(
-    plan: Plan, call: Any, message: AIMessage, ids: tuple[tuple[str, str], ...]
+    plan: Plan,
+    call: Any,
+    message: AIMessage,
+    ids: tuple[tuple[str, str], ...],
+    restores: Restores,
 ) -> Found | Failed:
     name = call.get("name") or ""
     try:
         parsed = parse_json(call.get("args") or "", limits=plan.limits)
     except JSONParseError as exc:
         return Failed(_parse_failure(name, exc, message), ids)
-    outcome = _decode_args(plan, name, parsed.value, message, parsed.repairs)
+    outcome = _decode_args(plan, name, parsed.value, message, parsed.repairs, restores)
     return _with_call(outcome, ids)
 
 
@@ -234,10 +250,21 @@ def _parse_failure(name: str, exc: JSONParseError, message: AIMessage) -> Attemp
 
 
 def _decode_args(
-    plan: Plan, name: str, args: Any, message: AIMessage, repairs: tuple[Repair, ...]
+    plan: Plan,
+    name: str,
+    args: Any,
+    message: AIMessage,
+    repairs: tuple[Repair, ...],
+    restores: Restores,
 ) -> Found | Failed:
     variant = plan.schemas.get(name)
     assert variant is not None  # callers only pass names of our tools
+    restore = restores.get(name)
+    if restore is not None:
+        try:
+            args = restore(args)
+        except OutputValidationError as exc:
+            return Failed(InvalidOutputError(name, exc, ai_message=message))
     return _validate(plan, variant, args, message, repairs)
 
 

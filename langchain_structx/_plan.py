@@ -7,16 +7,20 @@ that ask the model for structured output. Nothing here calls a model.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_structx import _prompt
 from langchain_structx._capabilities import tool_names
+
+# Re-exported: the union envelope's keys are part of what a plan produces.
+from langchain_structx._envelope import ENVELOPE_DATA as ENVELOPE_DATA
+from langchain_structx._envelope import ENVELOPE_KIND as ENVELOPE_KIND
+from langchain_structx._envelope import envelope_schema
 from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
-from langchain_structx.errors import UserError
+from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.strategies import (
     AutoStrategy,
@@ -28,9 +32,6 @@ from langchain_structx.strategies import (
     ToolStrategy,
     compile_policy,
 )
-
-ENVELOPE_KIND = "kind"
-ENVELOPE_DATA = "data"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +45,8 @@ class CallSpec:
         model_settings: Extra keyword arguments for the model (e.g. response_format).
         system_suffix: Text appended to the system prompt, or None.
         restore: Maps a strict-dialect answer back to the original shape, or None.
+        tool_restore: Per structured tool whose parameters were rewritten for the
+            model's dialect, how its arguments come back to the variant's shape.
     """
 
     strategy: StrategyName
@@ -52,6 +55,7 @@ class CallSpec:
     model_settings: Mapping[str, Any] = field(default_factory=dict)
     system_suffix: str | None = None
     restore: Callable[[Any], Any] | None = None
+    tool_restore: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """What a shell builds from this spec once (specs are cached per plan)."""
 
@@ -110,17 +114,29 @@ class Plan:
                 "variants of the same name; rename the tool(s) or the schema(s)."
             )
 
-    def call_spec(self, strategy: StrategyName, *, dialect: Dialect | None = None) -> CallSpec:
+    def call_spec(
+        self,
+        strategy: StrategyName,
+        *,
+        dialect: Dialect | None = None,
+        native: Dialect | None = None,
+    ) -> CallSpec:
         """Build the request pieces for `strategy`.
 
         Args:
             strategy: The strategy to ask with.
             dialect: For the provider strategy, the strict dialect to rewrite the
                 schema into, or None to send it as it is.
+            native: The model's own dialect. Gemini's client rewrites tool
+                parameters into its own schema type, losing what it does not
+                know (`oneOf`, recursion), so they are sent in the Gemini dialect.
 
         Raises:
-            DialectError: When the schema cannot be expressed in `dialect`.
+            DialectError: When the schema cannot be expressed in `dialect`, or
+                as Gemini tool parameters.
         """
+        if strategy == "tool":
+            dialect = native if native == "gemini" else None
         key = f"{strategy}:{dialect}"
         found = self._specs.get(key)
         if found is None:
@@ -129,11 +145,7 @@ class Plan:
 
     def _build_spec(self, strategy: StrategyName, dialect: Dialect | None) -> CallSpec:
         if strategy == "tool":
-            return CallSpec(
-                strategy="tool",
-                tools=tuple(_tool(v) for v in self.schemas.variants),
-                tool_choice="any",
-            )
+            return self._tool_spec(dialect)
         if strategy == "provider" and dialect is not None:
             strict = self.transformed(dialect)
             settings = _response_format(self.output_name(), strict.schema, strict=True)
@@ -145,6 +157,31 @@ class Plan:
         return CallSpec(
             strategy="prompted", model_settings=settings, system_suffix=self.instructions()
         )
+
+    def _tool_spec(self, dialect: Dialect | None) -> CallSpec:
+        if dialect is None:
+            tools = tuple(_tool(v, v.json_schema) for v in self.schemas.variants)
+            return CallSpec(strategy="tool", tools=tools, tool_choice="any")
+        rewritten = {v.name: self._variant_in(v, dialect) for v in self.schemas.variants}
+        return CallSpec(
+            strategy="tool",
+            tools=tuple(_tool(v, rewritten[v.name].schema) for v in self.schemas.variants),
+            tool_choice="any",
+            tool_restore={name: t.restore for name, t in rewritten.items()},
+        )
+
+    def _variant_in(self, variant: Variant, dialect: Dialect) -> Transformed:
+        found = transform(
+            variant.json_schema,
+            dialect,
+            limits=self.limits,
+            carry_undeclared=variant.kind == "json_schema",
+        )
+        if "$defs" in found.schema:
+            # The client turns tool parameters into its own schema type, which
+            # has no references: a recursive schema cannot travel as a tool.
+            raise DialectError(dialect, "tool parameters cannot be recursive")
+        return found
 
     def instructions(self) -> str:
         """The prompted strategy's system-prompt text."""
@@ -167,7 +204,13 @@ class Plan:
         """The answer's schema rewritten for `dialect`, computed once per dialect."""
         found = self._dialects.get(dialect)
         if found is None:
-            found = transform(self.output_schema(), dialect, limits=self.limits)
+            # Undeclared keys are carried where the validator keeps them: JSON
+            # Schema does; Pydantic, dataclasses and TypedDicts drop them (or
+            # declare `additionalProperties` themselves when they keep them).
+            carry = any(v.kind == "json_schema" for v in self.schemas.variants)
+            found = transform(
+                self.output_schema(), dialect, limits=self.limits, carry_undeclared=carry
+            )
             self._dialects[dialect] = found
         return found
 
@@ -176,24 +219,31 @@ class Plan:
 
         `strict=True` always rewrites (into the model's dialect, OpenAI's when it
         has none of its own); `strict=None` rewrites only under `AutoStrategy` and
-        only for a model known to have a strict mode.
+        only for a model known to have a strict mode. Anthropic and Gemini have
+        no lenient schema mode (their format is always enforced, within the
+        same subset of JSON Schema), so their models always get their dialect.
         """
         if self.strict:
             return model_dialect or "openai"
-        if self.strict is None and self.auto:
+        if (self.strict is None and self.auto) or model_dialect in _ALWAYS_STRICT:
             return model_dialect
         return None
 
 
+_ALWAYS_STRICT = ("anthropic", "gemini")
+
+
 def _response_format(name: str, schema: dict[str, Any], strict: bool | None) -> dict[str, Any]:
-    json_schema: dict[str, Any] = {"name": name, "schema": schema}
+    # Clients that rebuild the format from the schema (ChatOpenAI.bind_tools) take
+    # the name from its title, so the title carries the name we mean to send.
+    json_schema: dict[str, Any] = {"name": name, "schema": {**schema, "title": name}}
     if strict:
         json_schema["strict"] = True
     return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
 
 
-def _tool(variant: Variant) -> dict[str, Any]:
-    parameters = {k: v for k, v in variant.json_schema.items() if k not in ("title",)}
+def _tool(variant: Variant, schema: dict[str, Any]) -> dict[str, Any]:
+    parameters = {k: v for k, v in schema.items() if k not in ("title",)}
     parameters.pop("description", None)
     return {
         "type": "function",
@@ -203,114 +253,6 @@ def _tool(variant: Variant) -> dict[str, Any]:
             "parameters": parameters,
         },
     }
-
-
-def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
-    """The schema of `{"kind": <name>, "data": <variant>}` over all variants.
-
-    Each variant's own definitions are hoisted into one `$defs`, renamed where two
-    variants use the same definition name for different things.
-
-    Examples:
-        >>> from langchain_structx._schema import normalize
-        >>> s = normalize([{"title": "A", "type": "object"}, {"title": "B", "type": "object"}])
-        >>> envelope_schema(s.variants)["anyOf"][0]["properties"]["kind"]
-        {'const': 'A'}
-    """
-    defs: dict[str, Any] = {}
-    branches = []
-    for variant in variants:
-        body = _hoist(variant, defs)
-        branches.append(
-            {
-                "type": "object",
-                "properties": {ENVELOPE_KIND: {"const": variant.name}, ENVELOPE_DATA: body},
-                "required": [ENVELOPE_KIND, ENVELOPE_DATA],
-                "additionalProperties": False,
-            }
-        )
-    schema: dict[str, Any] = {"anyOf": branches}
-    if defs:
-        schema["$defs"] = defs
-    return schema
-
-
-def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(variant.json_schema)
-    local = {**body.pop("definitions", {}), **body.pop("$defs", {})}
-    renames = _def_names(variant.name, local, defs)
-    for name, sub in local.items():
-        defs.setdefault(renames[name], _rewrite_refs(sub, renames))
-    return _rewrite_refs(body, renames)  # type: ignore[no-any-return]
-
-
-def _def_names(prefix: str, local: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, str]:
-    """Where each of a variant's definitions goes in the shared `$defs`.
-
-    A definition keeps its name only when the shared one is identical once its
-    own references are renamed; since renaming one definition can change
-    another that refers to it, this repeats until nothing moves (each round can
-    only move names, so it ends within `len(local)` rounds).
-    """
-    renames = {name: name for name in local}
-    taken = set(defs) | set(local)
-    moved = True
-    while moved:
-        moved = False
-        for name, sub in local.items():
-            if renames[name] != name or name not in defs:
-                continue
-            if defs[name] != _rewrite_refs(sub, renames):
-                renames[name] = _fresh(f"{prefix}__{name}", taken)
-                moved = True
-    return renames
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    found, n = name, 1
-    while found in taken:
-        n += 1
-        found = f"{name}_{n}"
-    taken.add(found)
-    return found
-
-
-_DEF_PREFIXES = ("#/$defs/", "#/definitions/")
-
-
-def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
-    if isinstance(node, list):
-        return [_rewrite_refs(item, renames) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _rewrite_refs(v, renames) for k, v in node.items()}
-    ref = out.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_DEF_PREFIXES):
-        out["$ref"] = _renamed_ref(ref, renames)
-    return out
-
-
-def _renamed_ref(ref: str, renames: Mapping[str, str]) -> str:
-    """`ref` pointed at the renamed definition, keeping any path inside it.
-
-    Examples:
-        >>> _renamed_ref("#/definitions/a~1b/properties/x", {"a/b": "V__a/b"})
-        '#/$defs/V__a~1b/properties/x'
-    """
-    rest = ref.split("/", 2)[2]
-    first, _, inside = rest.partition("/")
-    name = _unescape(first)
-    target = _escape(renames.get(name, name))
-    return f"#/$defs/{target}/{inside}" if inside else f"#/$defs/{target}"
-
-
-def _unescape(segment: str) -> str:
-    # JSON pointer order: "~1" before "~0", so "~01" reads as "~1", not "/".
-    return segment.replace("~1", "/").replace("~0", "~")
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def build_plan(response_format: Any) -> Plan:

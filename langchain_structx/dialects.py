@@ -11,9 +11,13 @@ original schema's shape (`restore`) and how to put a value into the provider's s
 What changes, per dialect:
 
 * the root becomes an object (`{"value": ...}`) when it is not one;
-* objects get closed; maps (open objects) become lists of key/value entries;
+* objects get closed; maps (open objects) become lists of key/value entries, and
+  the undeclared keys of an object with named properties (allowed unless
+  `additionalProperties` is false) travel the same way beside them;
   tuples become objects keyed `item_0`, `item_1`, ...; free-form values become
   JSON text; enums the provider cannot take become enums of JSON text;
+* Anthropic: nullable scalars are an `anyOf` with `null` (never a `type` list);
+* Gemini: a definition that recurs through optional properties stays a `$ref`;
 * OpenAI only: every property becomes required, optional ones nullable (`null`
   means absent; `{"explicit_null": true}` means an explicit `null` when the
   original property accepts `null`);
@@ -148,7 +152,11 @@ class Transformed:
 
 
 def transform(
-    schema: Mapping[str, Any] | bool, dialect: Dialect, *, limits: Limits = DEFAULT_LIMITS
+    schema: Mapping[str, Any] | bool,
+    dialect: Dialect,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    carry_undeclared: bool = True,
 ) -> Transformed:
     """Rewrite a JSON Schema for a provider's strict structured-output mode.
 
@@ -157,6 +165,11 @@ def transform(
         dialect: `"openai"`, `"anthropic"` or `"gemini"`.
         limits: Bounds for the values later given to `encode` and `restore`
             (`max_depth`, capped at `MAX_VALUE_DEPTH`).
+        carry_undeclared: An object that names properties and says nothing of
+            others admits other keys (JSON Schema's default); they travel as
+            key/value entries, so such values round-trip too. False closes
+            these objects instead (an explicit `additionalProperties` is still
+            honoured), for validators that drop undeclared keys anyway.
 
     Returns:
         The provider schema and the codec between both shapes.
@@ -190,7 +203,7 @@ def transform(
     root, defs = normalise_refs(document, dialect)
     check_references(root, defs, dialect)
     check_shapes(root, defs)
-    walker = Walker(_RULES[dialect], defs)
+    walker = Walker(_RULES[dialect], defs, carry_undeclared=carry_undeclared)
     try:
         with deadline(limits.validation_seconds):
             out, codec, wrapped = walker.run(root)

@@ -12,6 +12,10 @@ Relied on (Anthropic's "JSON Schema limitations" list for structured outputs):
 * not accepted: recursive schemas, numeric constraints (`minimum`, `maximum`,
   `multipleOf`, ...), string lengths, other array constraints, `allOf` (kept
   conservative: merged away), `oneOf`, `not`, conditionals, `prefixItems`;
+* `type` lists are written as `anyOf` of single types: `ChatAnthropic` passes every
+  structured-output schema through the `anthropic` SDK's `transform_schema`, which
+  takes a single type only (and moves `pattern` and other kept keywords into the
+  description);
 * complexity limits (conservative reading, counted over the whole schema): at most
   24 optional properties and 16 properties or nodes using a union (`anyOf` or a
   `type` list).
@@ -90,6 +94,7 @@ RULES = Rules(
     all_required=False,
     closed_objects=True,
     refs="acyclic",
+    type_lists=False,
     accepts=accepts,
     limits=check_limits,
 )

@@ -8,7 +8,9 @@
 * Open objects (`additionalProperties` not false, `patternProperties`) cannot be
   closed without losing keys: their extra keys travel as a list of
   `{"key": ..., "value": ...}` entries, in a property `extra_properties` when the
-  object also has named properties.
+  object also has named properties. An object that names properties and says
+  nothing about others is open too (JSON Schema's default), unless the walker
+  was asked to close such objects (`carry_undeclared=False`).
 * Tuples (`prefixItems`) travel as objects with keys `item_0`, `item_1`, ... plus
   `rest` for the items after the prefix.
 """
@@ -37,13 +39,19 @@ _OBJECT_USED = _MAP_KEYWORDS | {"properties", "required"}
 _TUPLE_USED = frozenset({"prefixItems", "items", "minItems", "maxItems"})
 
 
-def is_open(schema: dict[str, Any]) -> bool:
+def is_open(schema: dict[str, Any], carry_undeclared: bool = True) -> bool:
     """Tell whether an object node admits keys beyond its named properties.
 
-    An object that names properties but says nothing about other keys is treated
-    as closed, as every strict dialect (and LangChain) does.
+    An object that names properties but says nothing about other keys is open,
+    as JSON Schema has it; with `carry_undeclared=False` it is treated as closed
+    (what every strict dialect, and LangChain, does with it).
+
+    Examples:
+        >>> node = {"type": "object", "properties": {"a": {}}}
+        >>> is_open(node), is_open(node, carry_undeclared=False)
+        (True, False)
     """
-    default = "properties" not in schema
+    default = carry_undeclared or "properties" not in schema
     extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", default))
     return extra is not False or bool(schema.get("patternProperties"))
 
@@ -51,7 +59,7 @@ def is_open(schema: dict[str, Any]) -> bool:
 def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
     """Transform an object node (a map when it has no named properties)."""
     required = [r for r in schema.get("required", ()) if isinstance(r, str)]
-    if is_open(schema) and "properties" not in schema and not required:
+    if is_open(schema, w.carry_undeclared) and "properties" not in schema and not required:
         return map_node(w, schema, path, notes, bounds=True)
     props = {**dict.fromkeys(required, True), **(schema.get("properties") or {})}
     out_props: dict[str, Any] = {}
@@ -65,7 +73,7 @@ def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) 
         out_props[name], fields[name] = _field(w, sub, out_sub, codec, name not in required)
     names = list(out_props) if w.rules.all_required else [n for n in out_props if n in required]
     extras_key, extras = None, IDENTITY
-    if is_open(schema):
+    if is_open(schema, w.carry_undeclared):
         extras_key = shapes.unique("extra_properties", out_props)
         out_props[extras_key], extras = map_node(w, schema, path, notes, bounds=False)
         names.append(extras_key)

@@ -93,6 +93,11 @@ class Rules:
         string_enums: `enum` may hold strings only.
         const: `const` is accepted.
         property_ordering: Objects carry `propertyOrdering` (Gemini).
+        type_lists: A `type` may be a list (`["integer", "null"]`); when not,
+            such nodes are sent as an `anyOf` of single types.
+        optional_cycles: With `refs="inline"`, a definition that recurs is kept
+            as `$ref`/`$defs` instead of failing (the dialect's `limits` then
+            checks where the cycles run).
         accepts: Finer check of a kept keyword's value.
         limits: Raises `DialectError` when the final schema breaks a size limit.
     """
@@ -106,6 +111,8 @@ class Rules:
     string_enums: bool = False
     const: bool = True
     property_ordering: bool = False
+    type_lists: bool = True
+    optional_cycles: bool = False
     accepts: Callable[[str, Any], bool] = _always
     limits: Callable[[dict[str, Any]], None] = field(default=_no_limits)
 

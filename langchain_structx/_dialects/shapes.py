@@ -53,6 +53,32 @@ def split_types(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {**shared, "anyOf": members}
 
 
+def split_type_lists(schema: dict[str, Any]) -> None:
+    """Rewrite, in place, every `"type": [a, b]` node below `schema` as an `anyOf`.
+
+    Nodes with `enum` or `const` keep their list: the values already say it all.
+
+    Examples:
+        >>> node = {"type": "object", "properties": {"n": {"type": ["integer", "null"]}}}
+        >>> split_type_lists(node)
+        >>> node["properties"]["n"]
+        {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}
+    """
+    stack: list[Any] = [schema, *(schema.get("$defs") or {}).values()]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("type"), list) and not (_ENUMS & node.keys()):
+            split = split_types(node)
+            node.clear()
+            node.update(split)
+        stack.extend((node.get("properties") or {}).values())
+        stack.extend(node[k] for k in ("items", "additionalProperties") if k in node)
+        stack.extend(node.get("anyOf") or ())
+        stack.extend(node.get("allOf") or ())
+
+
 def is_null(schema: Mapping[str, Any]) -> bool:
     """Tell whether a prepared node accepts only `null`."""
     return schema.get("type") == "null" and not (_ENUMS & schema.keys())

@@ -56,8 +56,11 @@ def short(value: Any, limit: int = 80) -> str:
 class Walker:
     """Transform one schema for one dialect (single use)."""
 
-    def __init__(self, rules: Rules, defs: dict[str, Any]) -> None:
+    def __init__(
+        self, rules: Rules, defs: dict[str, Any], *, carry_undeclared: bool = True
+    ) -> None:
         self.rules = rules
+        self.carry_undeclared = carry_undeclared
         self.defs = defs
         self.out_defs: dict[str, Any] = {}
         self.codecs: dict[str, Codec] = {}
@@ -96,6 +99,8 @@ class Walker:
         defs = reachable(out, self.out_defs)
         if defs:
             out["$defs"] = defs
+        if not self.rules.type_lists:
+            shapes.split_type_lists(out)
         self.rules.limits(out)
         return out, codec, wrapped
 
@@ -230,7 +235,9 @@ class Walker:
         name = ref_name(schema)
         if name is None or name not in self.defs:
             raise self.fail(f"{path}: $ref {schema.get('$ref')!r} cannot be resolved")
-        if self.rules.refs == "inline":
+        if self.rules.refs == "inline" and not (
+            name in self.inlining and self.rules.optional_cycles
+        ):
             if name in self.inlining:
                 dialect = self.rules.name
                 raise self.fail(

@@ -676,12 +676,23 @@ def _random_family(count: int = 60) -> dict[str, Schema]:
     return {f"random_{i:02d}": _random_schema(rng, 4) for i in range(count)}
 
 
+def _open() -> dict[str, Schema]:
+    """Objects that name properties and admit others (nothing said, or a schema)."""
+    return {
+        "open_flat": obj({"id": INT, "name": S}, ["id"]),
+        "open_nested": obj({"meta": obj({"source": S}, []), "n": N}, ["meta"]),
+        "open_typed_extra": obj({"id": INT}, ["id"], additionalProperties={"type": "integer"}),
+        "open_in_array": arr(obj({"sku": S}, ["sku"])),
+        "open_optional_nullable": obj({"note": {"type": ["string", "null"]}}, []),
+    }
+
+
 def build_corpus() -> list[tuple[str, Schema]]:
     """Return every corpus schema as `(name, schema)`, in a stable order."""
     families = [
         _flat, _nested, _recursive, _unions, _optionals, _formats, _patterns, _enums,
         _maps, _all_of, _arrays, _tuples, _conditionals, _roots, _limits, _pydantic,
-        _random_family,
+        _random_family, _open,
     ]  # fmt: skip
     out: dict[str, Schema] = {}
     for family in families:

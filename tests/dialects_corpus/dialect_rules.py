@@ -27,7 +27,7 @@ ANTHROPIC_KEYS = {
 ANTHROPIC_FORMATS = OPENAI_FORMATS | {"uri"}
 GEMINI_KEYS = {
     "type", "properties", "required", "items", "anyOf", "enum", "title", "description",
-    "format", "minItems", "maxItems", "propertyOrdering",
+    "format", "minItems", "maxItems", "propertyOrdering", "$ref",
 }  # fmt: skip
 
 
@@ -216,6 +216,9 @@ def check_anthropic(schema: Any) -> list[str]:
     nodes = [(p, n) for p, n in walk(schema) if isinstance(n, dict)]
     for path, node in nodes:
         out += _anthropic_node(path, node)
+        # The anthropic SDK's transform_schema (which ChatAnthropic applies) takes one type.
+        if isinstance(node.get("type"), list) and not {"enum", "const"} & set(node):
+            out.append(f"{path}: type list not accepted by the anthropic SDK")
     optional = sum(
         len(set(n.get("properties") or {}) - set(n.get("required") or [])) for _, n in nodes
     )
@@ -231,8 +234,8 @@ def check_gemini(schema: Any) -> list[str]:
     out = _common(schema, GEMINI_KEYS)
     if out and out[0].startswith("$: the schema"):
         return out
-    if "$defs" in schema:
-        out.append("$: $defs not accepted")
+    out += _ref_targets(schema)
+    out += _gemini_cycles(schema)
     for path, node in walk(schema):
         if not isinstance(node, dict):
             continue
@@ -244,6 +247,40 @@ def check_gemini(schema: Any) -> list[str]:
             out.append(f"{path}: format {node['format']!r} not accepted")
         if _is_object(node) and node.get("propertyOrdering") != list(node.get("properties") or {}):
             out.append(f"{path}: propertyOrdering must list the properties")
+    return out
+
+
+def _gemini_cycles(schema: dict[str, Any]) -> list[str]:
+    """responseJsonSchema: $ref is for cycles, and a cycle must pass a non-required property."""
+    defs = schema.get("$defs") or {}
+
+    def forced(node: Any) -> set[str]:
+        found: set[str] = set()
+        todo = [node]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, dict):
+                continue
+            if "$ref" in item:
+                found.add(item["$ref"].rsplit("/", 1)[-1])
+                continue
+            required = item.get("required") or []
+            todo += [v for k, v in (item.get("properties") or {}).items() if k in required]
+            todo += [item["items"]] if "items" in item else []
+            todo += item.get("anyOf") or []
+        return found
+
+    out = []
+    for name, sub in defs.items():
+        seen, todo = set(), list(forced(sub))
+        while todo:
+            target = todo.pop()
+            if target == name:
+                out.append(f"limit: $defs.{name} recurs through required properties")
+                break
+            if target not in seen and target in defs:
+                seen.add(target)
+                todo += forced(defs[target])
     return out
 
 

@@ -157,7 +157,8 @@ class Values:
         for name in required - set(out):
             out[name] = self.draw(ANY_JSON)
         patterns = schema.get("patternProperties") or {}
-        extra = schema.get("additionalProperties", "properties" not in schema)
+        # JSON Schema's default: an object admits keys it does not name.
+        extra = schema.get("additionalProperties", True)
         count = 0 if depth > DEEP else self.draw(st.integers(0, 2))
         count = max(count, schema.get("minProperties", 0) - len(out))
         for _ in range(count):

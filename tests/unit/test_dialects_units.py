@@ -157,7 +157,7 @@ def test_definitions_named_like_keywords_survive() -> None:
         "required": ["definitions"],
     }
     t = transform(schema, "openai")
-    assert list(t.schema["properties"]) == ["definitions", "$defs"]
+    assert list(t.schema["properties"]) == ["definitions", "$defs", "extra_properties"]
 
 
 def test_reference_to_both_definition_tables() -> None:
