@@ -63,14 +63,14 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list
 
 
 def _local_model_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(name: str, path: str | None) -> Any:
+    def refuse(spec: Any) -> Any:
         raise AssertionError("a --server batch must not load a local model")
 
     monkeypatch.setattr(cli, "load_model", refuse)
 
 
 def _local_echo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "load_model", lambda name, path: echo_model(calls=200))
+    monkeypatch.setattr(cli, "load_model", lambda spec: echo_model(calls=200))
 
 
 BATCH = [
