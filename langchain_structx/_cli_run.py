@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,7 +26,14 @@ from langchain_structx._batch import (
     read_records,
     usage_tokens,
 )
-from langchain_structx._cli_base import EXIT_MODEL, EXIT_OK, EXIT_PARTIAL, CliError, to_json
+from langchain_structx._cli_base import (
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    CliError,
+    to_json,
+)
 from langchain_structx._remote import RemoteExtractor, RemoteRunError, ServerUnavailableError
 from langchain_structx.report import REPORT_KEY
 
@@ -83,11 +91,24 @@ def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Run
     try:
         extractor = make(args)
         concurrency = _concurrency(args, extractor)
-        asyncio.run(_run(extractor, todo, concurrency, sink, tally))
+        _until_done(_run(extractor, todo, concurrency, sink, tally))
     finally:
         sink.close()
     print(f"structx: {tally.summary()}", file=sys.stderr)
     return EXIT_PARTIAL if tally.failed else EXIT_OK
+
+
+def _until_done(work: Coroutine[Any, Any, None]) -> None:
+    # Not asyncio.run: on Ctrl-C it would wait for model calls still running in
+    # worker threads, possibly for ever; the finished lines are already on disk.
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(work)
+    except KeyboardInterrupt:
+        print("structx: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)
+    loop.close()
 
 
 def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[ResultFile, set[str]]:
