@@ -104,11 +104,13 @@ def _until_done(work: Coroutine[Any, Any, None]) -> None:
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(work)
+        loop.run_until_complete(loop.shutdown_asyncgens())
     except KeyboardInterrupt:
         print("structx: interrupted", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(EXIT_INTERRUPTED)
-    loop.close()
+    finally:
+        loop.close()
 
 
 def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[ResultFile, set[str]]:
