@@ -244,8 +244,8 @@ class Tally:
         """One line: done, failed, skipped, elapsed time and tokens.
 
         Examples:
-            >>> Tally(done=3, failed=1, skipped=2, tokens=420, started=0.0).summary()[:44]
-            'batch: 3 done, 1 failed, 2 skipped (already'
+            >>> Tally(done=3, failed=1, skipped=2, tokens=420).summary().split(", ")[:3]
+            ['batch: 3 done', '1 failed', '2 skipped (already in the output)']
         """
         elapsed = time.monotonic() - self.started
         return (
