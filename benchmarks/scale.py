@@ -90,7 +90,7 @@ def _rate(run: Callable[[], float]) -> float:
 def local_rate(folder: Path) -> float:
     """Records per second of the batch in this process, on the echo model."""
     original = cli.load_model
-    cli.load_model = lambda name, path: echo_model(calls=RECORDS * 4)  # type: ignore[assignment]
+    cli.load_model = lambda spec: echo_model(calls=RECORDS * 4)  # type: ignore[assignment]
     try:
         argv = [*_inputs(folder, RECORDS, "local"), "--concurrency", str(IN_FLIGHT)]
         return _rate(lambda: _timed_batch(argv))

@@ -2,55 +2,55 @@
 
 ```
 structx extract --schema contact.json "Reach Ada at ada@example.org"
-structx extract --schema app.models:Contact --schema app.models:Event -   # text on stdin
-structx extract --schema contact.json --batch inputs.jsonl --concurrency 4
+structx extract --schema 'name, age int' -                     # text on stdin
+structx extract --schema app.models:Contact --schema app.models:Event "..."
+structx extract --schema contact.json --batch inputs.jsonl --output out.jsonl --resume
 structx extract --schema contact.json --batch inputs.jsonl --server http://127.0.0.1:2024
 ```
 
 By default the model is the embedded local one (no API key, no network); any
-`init_chat_model` string such as `openai:gpt-4.1-mini` works too. With `--server`,
-each batch record is a run of a LangGraph Server's extraction graph (same lines).
+`init_chat_model` string such as `openai:gpt-4.1-mini` works too (with
+`--base-url` for an OpenAI-compatible server). With `--server`, each batch
+record is a run of a LangGraph Server's extraction graph (same lines).
 
-Exit codes:
-    0: every input produced a validated object.
-    1: extraction failed (the model never produced a valid object).
-    2: usage error (bad option, unreadable schema or input).
-    3: the model could not be loaded (missing extra, weights or credentials), or
-       the `--server` is unreachable or does not serve the `--graph`.
-    4: batch mode finished, but some inputs failed (each has an error line).
-
-Output safety: `--output` may not name the `--batch` file (through any path or
-link); the results go to a temporary file in the same folder, which replaces the
-output file only once every line is written and synced, so a crash or Ctrl-C
-leaves the old file as it was and never a half-written record. Only strict JSON
-is printed: a value holding NaN or an infinity is an extraction failure (code 1,
-or an error line in a batch), never the non-standard `Infinity`.
+Every failure is one line on stderr, starting `structx: `, and one exit code.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import dataclasses
-import importlib
-import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
-from langchain_structx._outfile import replace_when_done, same_file
-from langchain_structx._remote import (
-    RemoteExtractor,
-    RemoteRunError,
-    RemoteSettings,
-    ServerUnavailableError,
+from langchain_structx import _cli_run
+from langchain_structx._batch import BatchInputError, stdin_bytes
+from langchain_structx._cli_base import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    CliError,
+    NonFiniteValueError,
+    to_json,
 )
-from langchain_structx.errors import StructuredOutputFailure, StructxError, UserError
+from langchain_structx._cli_model import ModelSpec, load_model
+from langchain_structx._cli_schema import MANY_KEY, SchemaSpecError, load_schema, many
+from langchain_structx._cli_schema import variant_count as _variant_count
+from langchain_structx._outfile import replace_when_done, same_file
+from langchain_structx._remote import RemoteExtractor, RemoteSettings
+from langchain_structx._version import __version__
+from langchain_structx.errors import StructuredOutputFailure, UserError
 from langchain_structx.middleware import create_agent
+from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 from langchain_structx.strategies import (
     AutoStrategy,
     PromptedStrategy,
@@ -59,102 +59,68 @@ from langchain_structx.strategies import (
     ToolStrategy,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MODEL, EXIT_PARTIAL = 0, 1, 2, 3, 4
+__all__ = (
+    "DEFAULT_SYSTEM_PROMPT",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_MODEL",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "EXIT_USAGE",
+    "CliError",
+    "Extractor",
+    "NonFiniteValueError",
+    "load_model",
+    "load_schema",
+    "main",
+    "to_json",
+    "to_jsonable",
+)
+
 DEFAULT_SYSTEM_PROMPT = (
     "You extract information from the user's text. Use only facts stated in the text; "
     "copy names, numbers and addresses exactly as written."
 )
 
 
-class CliError(StructxError):
-    """A problem with the command line, reported with an exit code."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class NonFiniteValueError(CliError):
-    """The extracted value holds NaN or an infinity, which JSON cannot represent."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "the value holds NaN or Infinity, not valid JSON",
-            EXIT_FAILED,
-        )
-
-
-def to_json(value: Any, *, indent: int | None = None) -> str:
-    """Strict JSON text for `value`.
-
-    Raises:
-        NonFiniteValueError: When `value` holds NaN or an infinity, which
-            `json.dumps` would otherwise print as the non-standard `NaN`/`Infinity`.
-
-    Examples:
-        >>> to_json({"x": 1.5})
-        '{"x": 1.5}'
-        >>> to_json({"x": float("inf")})
-        Traceback (most recent call last):
-        ...
-        langchain_structx.cli.NonFiniteValueError: the value holds NaN or Infinity, not valid JSON
-    """
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
-    except ValueError:
-        raise NonFiniteValueError() from None
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="structx", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"structx {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    extract = commands.add_parser("extract", help="extract a validated object from text")
-    extract.add_argument("text", nargs="?", help="the text, or - for stdin")
-    extract.add_argument(
+    extract = commands.add_parser(
+        "extract",
+        help="extract a validated object from text",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = extract.add_argument
+    add("text", nargs="?", help="the text, or - for stdin")
+    add(
         "--schema",
         action="append",
         required=True,
-        help="a JSON-schema file or module:Class; repeat to allow several shapes (a union)",
+        help="a JSON-schema file, JSON text, module:Class, or fields such as 'name, age int'; "
+        "repeat it to allow several shapes (a union)",
     )
-    extract.add_argument("--model", default="local", help="'local' or an init_chat_model string")
-    extract.add_argument("--model-path", help="a GGUF file for the local model")
-    extract.add_argument(
-        "--strategy", choices=("auto", "provider", "tool", "prompted"), default="auto"
-    )
-    extract.add_argument("--max-retries", type=int, default=3)
-    extract.add_argument("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
-    extract.add_argument("--stream", action="store_true", help="show the object as it grows")
-    extract.add_argument("--report", action="store_true", help="also print how it was obtained")
-    extract.add_argument("--batch", help="a JSONL file: one text (or {'text': ...}) per line")
-    extract.add_argument("--output", help="write batch results here instead of stdout")
-    extract.add_argument("--concurrency", type=int, default=1, help="inputs (or runs) in flight")
-    extract.add_argument("--server", help="a LangGraph Server URL: batch records become its runs")
-    extract.add_argument("--graph", default="extract", help="the server's extraction graph")
+    add("--many", action="store_true", help="extract every item of the kind, as a list")
+    add("--model", default="local", help="'local', an init_chat_model string, or python:mod:attr")
+    add("--base-url", help="the URL of an OpenAI-compatible server for --model openai:NAME")
+    add("--model-path", help="a GGUF file for the local model")
+    add("--n-ctx", type=int, help="the local model's context window, in tokens (default 4096)")
+    add("--threads", type=int, help="CPU threads for the local model (default: every core)")
+    add("--strategy", choices=("auto", "provider", "tool", "prompted"), default="auto")
+    add("--max-retries", type=int, default=3)
+    add("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
+    add("--stream", action="store_true", help="show the object as it grows (one text only)")
+    add("--report", action="store_true", help="also print how it was obtained")
+    add("--batch", help="a JSONL file (or - for stdin): one text or {'id', 'text'} per line")
+    add("--output", help="write the result(s) here instead of stdout")
+    add("--resume", action="store_true", help="continue a batch --output: skip ids it holds")
+    add("--overwrite", action="store_true", help="start a batch --output that holds results")
+    add("--concurrency", type=int, default=1, help="batch records (or server runs) in flight")
+    add("--server", help="a LangGraph Server URL: batch records become its runs")
+    add("--graph", default="extract", help="the server's extraction graph")
     return parser
-
-
-def load_schema(spec: str) -> Any:
-    """Load one `--schema`: a JSON file, or `module:Class`.
-
-    Raises:
-        CliError: When the file or attribute cannot be loaded.
-    """
-    path = Path(spec)
-    if path.suffix == ".json" or path.exists():
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CliError(f"cannot read schema file {spec}: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise CliError(f"schema file {spec} must hold a JSON object")
-        return loaded
-    module_name, _, attr = spec.partition(":")
-    if not attr:
-        raise CliError(f"--schema {spec!r} is neither a .json file nor module:Class")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise CliError(f"cannot import {spec}: {exc}") from None
 
 
 def build_strategy(schemas: Sequence[Any], name: str, max_retries: int) -> Strategy:
@@ -172,68 +138,55 @@ def build_strategy(schemas: Sequence[Any], name: str, max_retries: int) -> Strat
         raise CliError(str(exc)) from None
 
 
-def load_model(name: str, model_path: str | None) -> Any:
-    """The chat model for `--model`.
-
-    Raises:
-        CliError: With exit code 3 when the model cannot be loaded.
-    """
-    try:
-        if name == "local":
-            from langchain_structx.local import LocalChatModel
-
-            return LocalChatModel(model_path=model_path)
-        from langchain.chat_models import init_chat_model
-
-        return init_chat_model(name)
-    except ImportError as exc:
-        hint = " (install langchain-structx[local])" if name == "local" else ""
-        raise CliError(f"cannot load model {name!r}: {exc}{hint}", EXIT_MODEL) from None
-    except (StructxError, ValueError, OSError) as exc:
-        raise CliError(f"cannot load model {name!r}: {exc}", EXIT_MODEL) from None
-
-
 def to_jsonable(value: Any) -> Any:
-    """Turn a structured response into plain JSON data."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return json.loads(json.dumps(dataclasses.asdict(value), default=str))
-    return value
+    """Turn a structured response (models, dataclasses, nested) into plain JSON data."""
+    return to_jsonable_python(value, fallback=str)
 
 
-def _result(state: dict[str, Any], *, union: bool, report: bool) -> Any:
-    value = to_jsonable(state["structured_response"])
-    if not union and not report:
-        return value
-    out: dict[str, Any] = {"kind": state.get("structured_response_kind"), "value": value}
-    if report:
-        out["report"] = state.get("structured_output_report")
-    return out
+def _schemas(args: argparse.Namespace) -> tuple[list[Any], bool]:
+    """The loaded schemas, wrapped for `--many`, and whether they form a union."""
+    try:
+        schemas = [load_schema(spec, position=i) for i, spec in enumerate(args.schema, 1)]
+        union = _variant_count(schemas) > 1
+    except SchemaSpecError as exc:
+        raise CliError(str(exc)) from None
+    if args.many and union:
+        raise CliError("--many takes a single shape; give one --schema without oneOf")
+    return ([many(schemas[0])] if args.many else schemas), union
 
 
 class Extractor:
     """One configured agent (or server graph), run on many texts."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        schemas = [load_schema(s) for s in args.schema]
-        self.union = len(schemas) > 1
+        schemas, self.union = _schemas(args)
         self.report = bool(args.report)
+        self.many = bool(args.many)
         strategy = build_strategy(schemas, args.strategy, args.max_retries)
         self.remote = _remote_extractor(args, schemas) if args.server else None
         if self.remote is not None:
             return
         self.agent = create_agent(
-            load_model(args.model, args.model_path),
-            response_format=strategy,
-            system_prompt=args.system,
+            load_model(_model_spec(args)), response_format=strategy, system_prompt=args.system
         )
+
+    def result(self, state: dict[str, Any]) -> Any:
+        """What to print for a final state."""
+        value = to_jsonable(state[RESPONSE_KEY])
+        if self.many:
+            value = value[MANY_KEY]
+        if not self.union and not self.report:
+            return value
+        out: dict[str, Any] = {"kind": state.get(KIND_KEY), "value": value}
+        if self.report:
+            out["report"] = state.get(REPORT_KEY)
+        return out
 
     def run(self, text: str, *, stream: IO[str] | None = None) -> Any:
         """Extract from one text; partial objects go to `stream` when given."""
         inputs = {"messages": [{"role": "user", "content": text}]}
         if stream is None:
-            return _result(self.agent.invoke(inputs), union=self.union, report=self.report)
+            return self.result(self.agent.invoke(inputs))
         state: dict[str, Any] = {}
         for mode, chunk in self.agent.stream(inputs, stream_mode=["custom", "values"]):
             if mode == "custom" and chunk.get("phase") == "partial":
@@ -242,15 +195,26 @@ class Extractor:
                     print(to_json(chunk["value"]), file=stream, flush=True)
             elif mode == "values":
                 state = chunk
-        return _result(state, union=self.union, report=self.report)
+        return self.result(state)
 
-    async def arun(self, text: str) -> Any:
-        """Async form of `run`, for batches."""
+    async def arun(self, text: str) -> dict[str, Any]:
+        """Async form of `run`, for batches: the final state."""
         if self.remote is not None:
-            state = await self.remote.ainvoke(text)
-        else:
-            state = await self.agent.ainvoke({"messages": [{"role": "user", "content": text}]})
-        return _result(state, union=self.union, report=self.report)
+            return await self.remote.ainvoke(text)
+        state: dict[str, Any] = await self.agent.ainvoke(
+            {"messages": [{"role": "user", "content": text}]}
+        )
+        return state
+
+
+def _model_spec(args: argparse.Namespace) -> ModelSpec:
+    return ModelSpec(
+        name=args.model,
+        path=args.model_path,
+        base_url=args.base_url,
+        n_ctx=args.n_ctx,
+        threads=args.threads,
+    )
 
 
 def _remote_extractor(args: argparse.Namespace, schemas: list[Any]) -> RemoteExtractor:
@@ -263,111 +227,82 @@ def _remote_extractor(args: argparse.Namespace, schemas: list[Any]) -> RemoteExt
 
 
 def _read_text(args: argparse.Namespace) -> str:
-    if args.text is None or args.text == "-":
-        text = sys.stdin.read()
+    if args.text is not None and args.text != "-":
+        text = str(args.text)
     else:
-        text = args.text
+        data = stdin_bytes().read()
+        if b"\0" in data:
+            raise CliError("stdin is not text (it holds NUL bytes)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CliError("stdin is not UTF-8 text") from None
     if not text.strip():
         raise CliError("no text given: pass TEXT or - to read stdin")
-    return str(text)
-
-
-def _error_record(exc: BaseException) -> dict[str, Any]:
-    # A run that failed on a server reports the exception the server raised.
-    name = exc.error_type if isinstance(exc, RemoteRunError) else type(exc).__name__
-    return {"type": name, "message": str(exc)}
-
-
-def _batch_items(path: str) -> list[tuple[Any, str]]:
-    items: list[tuple[Any, str]] = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CliError(f"cannot read batch file {path}: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = line
-        if isinstance(record, dict):
-            items.append((record.get("id", number), str(record.get("text", ""))))
-        else:
-            items.append((number, str(record)))
-    return items
-
-
-async def _run_batch(extractor: Extractor, args: argparse.Namespace, out: IO[str]) -> int:
-    items = _batch_items(args.batch)
-    if extractor.remote is None:
-        return await _write_batch(extractor, items, args.concurrency, out)
-    try:
-        await extractor.remote.check()
-        return await _write_batch(extractor, items, args.concurrency, out)
-    except ServerUnavailableError as exc:
-        raise CliError(str(exc), EXIT_MODEL) from None
-    finally:
-        await extractor.remote.aclose()
-
-
-async def _write_batch(
-    extractor: Extractor, items: list[tuple[Any, str]], concurrency: int, out: IO[str]
-) -> int:
-    gate = asyncio.Semaphore(max(1, concurrency))
-    done = 0
-    failures = 0
-
-    async def one(item_id: Any, text: str) -> dict[str, Any]:
-        async with gate:
-            try:
-                output = await extractor.arun(text)
-                to_json(output)  # an unprintable value is this input's failure
-                return {"id": item_id, "output": output}
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a line, never a crash
-                return {"id": item_id, "error": _error_record(exc)}
-
-    # Lines are written in input order, as soon as each one and those before it finish.
-    tasks = [asyncio.ensure_future(one(i, t)) for i, t in items]
-    for task in tasks:
-        record = await task
-        done += 1
-        failures += "error" in record
-        print(to_json(record), file=out, flush=True)
-        _progress(done, len(items), failures)
-    return EXIT_PARTIAL if failures else EXIT_OK
-
-
-def _progress(done: int, total: int, failures: int) -> None:
-    width = 30
-    filled = width * done // max(total, 1)
-    bar = "#" * filled + "-" * (width - filled)
-    end = "\n" if done == total else "\r"
-    sys.stderr.write(f"[{bar}] {done}/{total} done, {failures} failed{end}")
-    sys.stderr.flush()
+    return text
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    if args.concurrency < 1 or args.max_retries < 0:
-        raise CliError("--concurrency must be >= 1 and --max-retries >= 0")
-    if args.server and not args.batch:
-        raise CliError("--server works with --batch")
-    if args.batch and args.output and same_file(args.batch, args.output):
+    numbers = (args.concurrency, args.n_ctx or 1, args.threads or 1)
+    if min(numbers) < 1 or args.max_retries < 0:
+        msg = "--concurrency, --n-ctx and --threads must be >= 1, --max-retries >= 0"
+        raise CliError(msg)
+    local_only = [o for o in ("model_path", "n_ctx", "threads") if getattr(args, o) is not None]
+    if args.model != "local" and local_only:
+        flag = "--" + local_only[0].replace("_", "-")
+        raise CliError(f"{flag} is for the embedded model; it does nothing with --model")
+    if args.model == "local" and args.base_url:
+        raise CliError("--base-url needs an init_chat_model --model, such as openai:NAME")
+    _check_batch_args(args)
+    if args.output:
+        _check_writable(args.output)
+
+
+def _check_batch_args(args: argparse.Namespace) -> None:
+    if not args.batch:
+        wrong = [f for f in ("server", "resume", "overwrite") if getattr(args, f)]
+        if wrong:
+            raise CliError(f"--{wrong[0]} works with --batch")
+        return
+    if args.stream:
+        raise CliError("--stream shows one text as it grows; it does not work with --batch")
+    if args.text is not None:
+        raise CliError("give either TEXT or --batch, not both")
+    if (args.resume or args.overwrite) and not args.output:
+        raise CliError("--resume and --overwrite need --output FILE")
+    if args.resume and args.overwrite:
+        raise CliError("choose --resume (continue) or --overwrite (start again), not both")
+    if args.output and same_file(args.batch, args.output):
         raise CliError(f"--output {args.output} is the --batch file; choose another output file")
+
+
+def _check_writable(path: str) -> None:
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise CliError(f"cannot write output file {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise CliError(f"cannot write output file {path}: folder {folder} is not writable")
 
 
 def _extract(args: argparse.Namespace) -> int:
     _check_args(args)
-    extractor = Extractor(args)
     if args.batch:
-        if args.output:
-            with replace_when_done(args.output) as out:
-                return asyncio.run(_run_batch(extractor, args, out))
-        return asyncio.run(_run_batch(extractor, args, sys.stdout))
+        return _cli_run.run_batch(args, Extractor)
     text = _read_text(args)
+    extractor = Extractor(args)
     result = extractor.run(text, stream=sys.stderr if args.stream else None)
-    print(to_json(result, indent=2))
+    if not args.output:
+        print(to_json(result, indent=2))
+        return EXIT_OK
+    with replace_when_done(args.output) as out:
+        print(to_json(result, indent=2), file=out)
     return EXIT_OK
+
+
+def _fail(message: str, code: int) -> int:
+    # One line, however many lines the underlying error had.
+    print("structx: " + " ".join(message.split()), file=sys.stderr)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -381,14 +316,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _extract(args)
     except CliError as exc:
-        print(f"structx: {exc}", file=sys.stderr)
-        return exc.code
+        return _fail(str(exc), exc.code)
+    except BatchInputError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except StructuredOutputFailure as exc:
-        print(f"structx: extraction failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail(f"extraction failed: {exc}", EXIT_FAILED)
     except UserError as exc:
-        print(f"structx: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
+        kind, message = _cli_run.describe(exc)
+        code = EXIT_USAGE if kind == _cli_run.CONTEXT_ERROR else EXIT_FAILED
+        return _fail(f"{kind}: {message}", code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -47,8 +48,8 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
     model = ScriptedChatModel(responses=[], profile={"structured_output": True})
     loaded: list[tuple[str, Any]] = []
 
-    def load(name: str, path: str | None) -> ScriptedChatModel:
-        loaded.append((name, path))
+    def load(spec: Any) -> ScriptedChatModel:
+        loaded.append((spec.name, spec.path))
         return model
 
     monkeypatch.setattr(cli, "load_model", load)
@@ -126,7 +127,10 @@ def test_failure_exits_1_after_bounded_retries(
     [
         ["extract", "--schema", "missing.json", "x"],
         ["extract", "--schema", "no_such_module:Thing", "x"],
-        ["extract", "--schema", "plainword", "x"],
+        ["extract", "--schema", "not a schema!", "x"],
+        ["extract", "--schema", ":X", "x"],
+        ["extract", "--schema", "name, age complex", "x"],
+        ["extract", "--schema", "{not json", "x"],
     ],
 )
 def test_bad_schema_is_a_usage_error(
@@ -256,29 +260,25 @@ def test_output_that_is_the_batch_file_is_refused_and_the_batch_kept(
     assert scripted.calls == []
 
 
-def test_batch_output_replaces_the_old_file_only_when_complete(
+def test_an_output_that_holds_results_is_refused_without_resume_or_overwrite(
     schema_file: Path,
     scripted: ScriptedChatModel,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    scripted.reset(['{"name": "a", "email": "a@example.org"}'] * 3)
     batch = tmp_path / "in.jsonl"
     batch.write_text('"a"\n"b"\n"c"\n')
     output = tmp_path / "out.jsonl"
     output.write_text("old results\n")
-
-    def crash_after_first_line(done: int, total: int, failures: int) -> None:
-        raise RuntimeError("simulated crash after the first line was written")
-
-    monkeypatch.setattr(cli, "_progress", crash_after_first_line)
-    with pytest.raises(RuntimeError, match="simulated crash"):
-        cli.main(_batch_args(schema_file, batch, str(output)))
+    code = cli.main(_batch_args(schema_file, batch, str(output)))
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_USAGE
+    assert "--resume" in err and "--overwrite" in err and len(err.splitlines()) == 1
     assert output.read_text() == "old results\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["contact.json", "in.jsonl", "out.jsonl"]
+    assert scripted.calls == []
 
 
-def test_completed_batch_output_is_whole_and_leaves_no_temporary_file(
+def test_overwrite_starts_the_output_again(
     schema_file: Path, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
     scripted.reset(['{"name": "a", "email": "a@example.org"}'] * 3)
@@ -286,7 +286,8 @@ def test_completed_batch_output_is_whole_and_leaves_no_temporary_file(
     batch.write_text('"a"\n"b"\n"c"\n')
     output = tmp_path / "out.jsonl"
     output.write_text("old results\n")
-    assert cli.main(_batch_args(schema_file, batch, str(output))) == cli.EXIT_OK
+    code = cli.main([*_batch_args(schema_file, batch, str(output)), "--overwrite"])
+    assert code == cli.EXIT_OK
     lines = [_strict_json(line) for line in output.read_text().splitlines()]
     assert [line["id"] for line in lines] == [1, 2, 3]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["contact.json", "in.jsonl", "out.jsonl"]
@@ -302,7 +303,7 @@ def test_batch_output_through_a_symlink_is_written_where_it_leads(
     real.write_text("old\n")
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
-    assert cli.main(_batch_args(schema_file, batch, str(link))) == cli.EXIT_OK
+    assert cli.main([*_batch_args(schema_file, batch, str(link)), "--overwrite"]) == cli.EXIT_OK
     assert link.is_symlink()
     assert _strict_json(real.read_text())["id"] == 1
 
@@ -319,6 +320,7 @@ def test_unwritable_output_folder_is_a_usage_error_before_any_model_call(
     assert cli.main(_batch_args(schema_file, batch, str(output))) == cli.EXIT_USAGE
     assert "cannot write output file" in capsys.readouterr().err
     assert scripted.calls == []
+    assert not output.parent.exists()
 
 
 def test_infinite_value_is_a_failure_not_printed_as_infinity(
@@ -359,8 +361,7 @@ def test_non_finite_value_in_a_batch_is_an_error_line(
 
 
 class _Stdin:
-    def __init__(self, text: str) -> None:
-        self._text = text
+    """A stand-in for `sys.stdin`: the command reads its bytes."""
 
-    def read(self) -> str:
-        return self._text
+    def __init__(self, text: str) -> None:
+        self.buffer = io.BytesIO(text.encode("utf-8"))

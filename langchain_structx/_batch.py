@@ -1,0 +1,291 @@
+"""The records of `structx extract --batch`, and where their results go.
+
+Each input line is one record with a stable id (its `id`, or its line number),
+so a batch that was stopped can be resumed: `ResultFile` appends one complete
+line per result, written in one call and synced to disk, and `done_ids` reads
+back which ids an earlier run finished, dropping a line that a kill cut short.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import IO, Any, BinaryIO
+
+from langchain_structx.errors import StructxError
+
+MAX_LINE_BYTES = 64 << 20
+"""The longest batch line read (64 MiB): a bound for a file with no newline."""
+
+
+class BatchInputError(StructxError):
+    """The batch file (or stdin) cannot be read as records, or cannot be resumed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One batch input."""
+
+    id: Any
+    """The record's own `id`, or its line number."""
+    line: int
+    """Its line number, from 1."""
+    text: str | None
+    """The text to extract from; None when the record has none."""
+    problem: str = ""
+    """Why `text` is None."""
+
+    @property
+    def key(self) -> str:
+        """The id as canonical JSON, so that `1` and `"1"` stay apart."""
+        return id_key(self.id)
+
+
+def id_key(value: Any) -> str:
+    """Canonical JSON text of an id.
+
+    Examples:
+        >>> id_key(1), id_key("1")
+        ('1', '"1"')
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def read_records(path: str) -> list[Record]:
+    """The records of a batch file, or of stdin for `-`.
+
+    Blank lines are skipped (they keep their number). A line that is a JSON
+    string is that text; a JSON object gives `id` and `text`; any other line is
+    the text itself. A record without a usable text is kept, with its problem,
+    so that it gets an error line of its own.
+
+    Raises:
+        BatchInputError: When the input is not UTF-8 text, looks binary, or
+            repeats an id.
+    """
+    records: list[Record] = []
+    seen: dict[str, int] = {}
+    for number, raw in _lines(path):
+        if not raw.strip():
+            continue
+        record = parse_record(raw, number)
+        if record.key in seen:
+            raise BatchInputError(
+                f"batch id {record.id!r} is on lines {seen[record.key]} and {number}; "
+                "each record needs its own id"
+            )
+        seen[record.key] = number
+        records.append(record)
+    return records
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    name = "stdin" if path == "-" else f"batch file {path}"
+    with _open_input(path) as source:
+        number = 0
+        while line := source.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise BatchInputError(f"{name} line {number} is over {MAX_LINE_BYTES} bytes")
+            if b"\0" in line:
+                raise BatchInputError(f"{name} is not text (line {number} holds NUL bytes)")
+            try:
+                yield number, line.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise BatchInputError(f"{name} is not UTF-8 text (line {number})") from None
+
+
+def _open_input(path: str) -> AbstractContextManager[BinaryIO]:
+    if path == "-":
+        return contextlib.nullcontext(stdin_bytes())
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise BatchInputError(f"cannot read batch file {path}: {exc.strerror or exc}") from None
+
+
+def stdin_bytes() -> BinaryIO:
+    """Standard input as bytes.
+
+    Raises:
+        BatchInputError: When stdin is closed.
+    """
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None or buffer.closed:
+        raise BatchInputError("stdin is closed; give the text as an argument or a file")
+    return buffer  # type: ignore[no-any-return]
+
+
+def parse_record(line: str, number: int) -> Record:
+    """One batch line as a record.
+
+    Examples:
+        >>> parse_record('{"id": "a", "text": "Ada"}', 1)
+        Record(id='a', line=1, text='Ada', problem='')
+        >>> parse_record('{"text": null}', 2).problem
+        "the record's text is null"
+    """
+    try:
+        value = json.loads(line)
+    except ValueError:
+        value = line
+    if isinstance(value, dict):
+        ident = value.get("id")
+        text = value.get("text")
+        ident = number if ident is None else ident
+    elif isinstance(value, str) or value is None:
+        ident, text = number, value
+    else:  # a number, list or boolean on its own: the line is the text
+        ident, text = number, line
+    problem = _text_problem(text, has_key=not isinstance(value, dict) or "text" in value)
+    return Record(ident, number, None if problem else text, problem)
+
+
+def _text_problem(text: Any, *, has_key: bool) -> str:
+    if not has_key:
+        return "the record has no 'text'"
+    if text is None:
+        return "the record's text is null"
+    if not isinstance(text, str):
+        return f"the record's text is a {type(text).__name__}, not a string"
+    if not text.strip():
+        return "the record's text is empty"
+    return ""
+
+
+def done_ids(path: str, records: list[Record]) -> set[str]:
+    """The ids that an earlier run already wrote to `path` (for `--resume`).
+
+    A last line without its newline (the run was killed while writing it) is
+    cut off the file, so its record runs again.
+
+    Raises:
+        BatchInputError: When a line is not a result of this batch.
+    """
+    try:
+        with open(path, "r+b") as file:
+            data = file.read()
+            whole = data[: data.rfind(b"\n") + 1]
+            if len(whole) < len(data):
+                file.truncate(len(whole))
+                os.fsync(file.fileno())
+    except FileNotFoundError:
+        return set()
+    except OSError as exc:
+        raise BatchInputError(f"cannot resume from {path}: {exc.strerror or exc}") from None
+    known = {r.key for r in records}
+    keys: set[str] = set()
+    for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), 1):
+        key = _result_key(line)
+        if key is None or key not in known:
+            raise BatchInputError(
+                f"cannot resume: line {number} of {path} is not a result of this batch"
+            )
+        keys.add(key)
+    return keys
+
+
+def _result_key(line: str) -> str | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or "id" not in value:
+        return None
+    return id_key(value["id"])
+
+
+class ResultFile:
+    """Where result lines go: appended whole, one write and one sync each.
+
+    A kill between two records leaves only complete lines; a kill inside a
+    write leaves at most one cut line at the end, which `done_ids` removes.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, *, path: str | None = None) -> None:
+        self._stream = stream
+        self._fd = -1 if path is None else os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+    def write(self, line: str) -> None:
+        """Append one line (without its newline) and make it durable."""
+        if self._fd < 0:
+            assert self._stream is not None
+            print(line, file=self._stream, flush=True)
+            return
+        data = (line + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(self._fd, data) :]
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file, if one was opened."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+@dataclass(slots=True)
+class Tally:
+    """Counts for the final summary line."""
+
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def summary(self) -> str:
+        """One line: done, failed, skipped, elapsed time and tokens.
+
+        Examples:
+            >>> Tally(done=3, failed=1, skipped=2, tokens=420).summary().split(", ")[:3]
+            ['batch: 3 done', '1 failed', '2 skipped (already in the output)']
+        """
+        elapsed = time.monotonic() - self.started
+        return (
+            f"batch: {self.done} done, {self.failed} failed, "
+            f"{self.skipped} skipped (already in the output), "
+            f"{elapsed:.1f} s, {self.tokens} tokens"
+        )
+
+
+def usage_tokens(report: Any) -> int:
+    """Total tokens in a report or a usage mapping; 0 when it holds none.
+
+    Examples:
+        >>> usage_tokens({"usage": {"total_tokens": 12}}), usage_tokens(None)
+        (12, 0)
+    """
+    if isinstance(report, dict) and isinstance(report.get("usage"), dict):
+        report = report["usage"]
+    if isinstance(report, dict) and isinstance(report.get("total_tokens"), int):
+        return int(report["total_tokens"])
+    return 0
+
+
+class Progress:
+    """A tqdm bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, total: int, initial: int) -> None:
+        self._bar: Any = None
+        if sys.stderr is not None and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, initial=initial, unit="record", file=sys.stderr)
+
+    def update(self, failed: int) -> None:
+        """One more record finished; `failed` so far."""
+        if self._bar is not None:
+            self._bar.set_postfix(failed=failed, refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,196 @@
+"""`structx extract --batch`: every record run once, its line written as it ends.
+
+Local and `--server` batches share this loop, so their lines, order, resume
+and summary are the same. Lines are written in input order, each as soon as it
+and those before it are done, to a `ResultFile` that keeps every finished line
+through a kill; `--resume` skips the ids an earlier run wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, Protocol
+
+from langchain_structx._batch import (
+    Progress,
+    Record,
+    ResultFile,
+    Tally,
+    done_ids,
+    read_records,
+    usage_tokens,
+)
+from langchain_structx._cli_base import (
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    CliError,
+    to_json,
+)
+from langchain_structx._remote import RemoteExtractor, RemoteRunError, ServerUnavailableError
+from langchain_structx.report import REPORT_KEY
+
+CONTEXT_ERROR = "ContextWindowError"
+"""The error type reported for a text longer than the model's context window."""
+MISSING_TEXT = "MissingTextError"
+"""The error type of a record that has no text to extract from."""
+_CONTEXT = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
+class Runner(Protocol):
+    """What the batch loop needs from the command's extractor."""
+
+    remote: RemoteExtractor | None
+
+    async def arun(self, text: str) -> dict[str, Any]:
+        """The final state for one text."""
+        ...
+
+    def result(self, state: dict[str, Any]) -> Any:
+        """What to print for a final state."""
+        ...
+
+
+def describe(exc: BaseException) -> tuple[str, str]:
+    """The error type and message to report for `exc`.
+
+    Examples:
+        >>> describe(ValueError("Requested tokens (9000) exceed context window of 4096"))[0]
+        'ContextWindowError'
+    """
+    message = str(exc)
+    found = _CONTEXT.search(message)
+    if found:
+        needed, window = found.groups()
+        return CONTEXT_ERROR, (
+            f"the text needs {needed} tokens but the model's context window holds {window}; "
+            "raise --n-ctx or shorten the text"
+        )
+    # A run that failed on a server reports the exception the server raised.
+    name = exc.error_type if isinstance(exc, RemoteRunError) else type(exc).__name__
+    return name, message
+
+
+def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Runner]) -> int:
+    """Run `args.batch` with the extractor `make` builds; returns the exit code.
+
+    The input is read and the output checked before the model is loaded, so a
+    bad batch or output file fails at once.
+    """
+    records = read_records(args.batch)
+    sink, finished = _open_results(args, records)
+    todo = [r for r in records if r.key not in finished]
+    tally = Tally(skipped=len(records) - len(todo))
+    try:
+        extractor = make(args)
+        concurrency = _concurrency(args, extractor)
+        _until_done(_run(extractor, todo, concurrency, sink, tally))
+    finally:
+        sink.close()
+    print(f"structx: {tally.summary()}", file=sys.stderr)
+    return EXIT_PARTIAL if tally.failed else EXIT_OK
+
+
+def _until_done(work: Coroutine[Any, Any, None]) -> None:
+    # Not asyncio.run: on Ctrl-C it would wait for model calls still running in
+    # worker threads, possibly for ever; the finished lines are already on disk.
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(work)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except KeyboardInterrupt:
+        print("structx: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)
+    finally:
+        loop.close()
+
+
+def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[ResultFile, set[str]]:
+    if not args.output:
+        return ResultFile(sys.stdout), set()
+    path = Path(args.output)
+    finished: set[str] = set()
+    holds_results = path.exists() and path.stat().st_size > 0
+    if holds_results and args.resume:
+        finished = done_ids(args.output, records)
+    elif holds_results and not args.overwrite:
+        raise CliError(
+            f"--output {args.output} already holds results; "
+            "--resume continues that batch, --overwrite starts it again"
+        )
+    try:
+        if args.overwrite:
+            path.write_bytes(b"")
+        return ResultFile(path=args.output), finished
+    except OSError as exc:
+        raise CliError(f"cannot write output file {args.output}: {exc.strerror or exc}") from None
+
+
+def _concurrency(args: argparse.Namespace, extractor: Runner) -> int:
+    if extractor.remote is None and args.model == "local" and args.concurrency > 1:
+        print(
+            f"structx: note: the embedded model answers one text at a time, so "
+            f"--concurrency {args.concurrency} would only queue records; running them one by one",
+            file=sys.stderr,
+        )
+        return 1
+    return int(args.concurrency)
+
+
+async def _run(
+    extractor: Runner, records: list[Record], concurrency: int, sink: ResultFile, tally: Tally
+) -> None:
+    if extractor.remote is None:
+        await _write_lines(extractor, records, concurrency, sink, tally)
+        return
+    try:
+        await extractor.remote.check()
+        await _write_lines(extractor, records, concurrency, sink, tally)
+    except ServerUnavailableError as exc:
+        raise CliError(str(exc), EXIT_MODEL) from None
+    finally:
+        await extractor.remote.aclose()
+
+
+async def _write_lines(
+    extractor: Runner, records: list[Record], concurrency: int, sink: ResultFile, tally: Tally
+) -> None:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(record: Record) -> tuple[dict[str, Any], int]:
+        if record.text is None:  # never an empty prompt: the record fails on its own
+            error = {"type": MISSING_TEXT, "message": f"line {record.line}: {record.problem}"}
+            return {"id": record.id, "error": error}, 0
+        async with gate:
+            try:
+                state = await extractor.arun(record.text)
+                output = extractor.result(state)
+                to_json(output)  # an unprintable value is this record's failure
+                return {"id": record.id, "output": output}, usage_tokens(state.get(REPORT_KEY))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a line, never a crash
+                kind, message = describe(exc)
+                tokens = usage_tokens(getattr(exc, "usage", None))
+                return {"id": record.id, "error": {"type": kind, "message": message}}, tokens
+
+    progress = Progress(total=tally.skipped + len(records), initial=tally.skipped)
+    tasks = [asyncio.ensure_future(one(r)) for r in records]
+    try:
+        for task in tasks:
+            line, tokens = await task
+            sink.write(to_json(line))
+            tally.done += "output" in line
+            tally.failed += "error" in line
+            tally.tokens += tokens
+            progress.update(tally.failed)
+    finally:
+        for task in tasks:
+            task.cancel()
+        progress.close()

@@ -1,0 +1,33 @@
+"""Chat models for the `structx` subprocess tests: `--model python:cli_models:echo`.
+
+`echo` answers with the user's text (so a text that is an object's JSON extracts
+to that object) and reports 15 tokens per call. `CLI_TEST_BLOCK_ON=TEXT` makes
+it hang on that one text, so a test can kill the command at a known record;
+`CLI_TEST_DELAY=SECONDS` slows every answer.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langchain_structx.testing import ScriptedChatModel
+
+USAGE = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+
+
+def _reply(messages: list[BaseMessage], call: Any) -> AIMessage:
+    text = next(m.text for m in reversed(messages) if isinstance(m, HumanMessage))
+    if os.environ.get("CLI_TEST_BLOCK_ON") == text:
+        time.sleep(3600)  # until the test kills the command
+    time.sleep(float(os.environ.get("CLI_TEST_DELAY", "0")))
+    return AIMessage(text, usage_metadata=dict(USAGE))  # type: ignore[arg-type]
+
+
+def echo() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        model_name="cli-echo", responses=[_reply] * 1000, profile={"structured_output": True}
+    )
