@@ -420,7 +420,7 @@ def goals(rows: list[dict[str, Any]], rendering: list[dict[str, Any]]) -> list[d
     return found
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=len(ALL_TASKS), help="run the first N tasks")
     parser.add_argument("--task", action="append", default=[], help="run only this task id")
@@ -435,9 +435,36 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--verbose", action="store_true", help="print each outcome as it comes")
     args = parser.parse_args()
-    tasks = ALL_TASKS[: max(1, args.tasks)]
+    if args.ours_only or args.strategy:
+        args.no_server = True
+    return args
+
+
+def chosen(configs: list[Config], args: argparse.Namespace) -> list[Config]:
+    """The configurations the command line asks for."""
+    if args.ours_only or args.strategy:
+        configs = [c for c in configs if c.side == "ours"]
+    if args.strategy:
+        configs = [c for c in configs if c.name in args.strategy]
+    return configs
+
+
+def selected_tasks(args: argparse.Namespace) -> tuple[Task, ...]:
     if args.task:
-        tasks = tuple(t for t in ALL_TASKS if t.id in args.task)
+        return tuple(t for t in ALL_TASKS if t.id in args.task)
+    return ALL_TASKS[: max(1, args.tasks)]
+
+
+def run_all(config: Config, tasks: tuple[Task, ...], verbose: bool) -> None:
+    for task in tasks:
+        config.outcomes.append(run_one(config, task))
+        if verbose:
+            print(config.name, vars(config.outcomes[-1]), flush=True)
+
+
+def main() -> int:
+    args = parse_args()
+    tasks = selected_tasks(args)
     retries = args.max_retries
 
     started = time.perf_counter()
@@ -456,16 +483,9 @@ def main() -> int:
         Config("ToolStrategy (in-process)", "stock", stock(local, lc.ToolStrategy)),
         Config("ProviderStrategy (in-process)", "stock", stock(local, lc.ProviderStrategy)),
     ]
-    if args.ours_only or args.strategy:
-        args.no_server = True
-        configs = [c for c in configs if c.side == "ours"]
-    if args.strategy:
-        configs = [c for c in configs if c.name in args.strategy]
+    configs = chosen(configs, args)
     for config in configs:
-        for task in tasks:
-            config.outcomes.append(run_one(config, task))
-            if args.verbose:
-                print(config.name, vars(config.outcomes[-1]), flush=True)
+        run_all(config, tasks, args.verbose)
 
     server_ok = importlib.util.find_spec("uvicorn") is not None
     if not args.no_server and not server_ok:

@@ -69,6 +69,14 @@ ABOUT: dict[str, tuple[str, str]] = {
         "The extraction task set on the embedded model, our strategies beside stock "
         "LangChain's over llama.cpp's OpenAI-protocol server.",
     ),
+    "batch": (
+        "python benchmarks/batch.py",
+        "Fifty short texts through the embedded model one after another, with llama.cpp "
+        "reusing the evaluated prompt prefix (system prompt and schema) from item to item, "
+        "and with the prefix evaluated afresh for each item; beside them the decode-bound "
+        "limit from the same run (output tokens per item / measured decode speed). Goal: "
+        "with reuse, at least 80% of that limit.",
+    ),
 }
 
 INTRO = """# Benchmarks

@@ -113,7 +113,9 @@ def with_tools(
         messages.insert(0, {"role": "system", "content": _DEFAULT_SYSTEM + block})
 
 
-def with_shape(messages: list[dict[str, str]], response_format: Any, schema: dict[str, Any]) -> None:
+def with_shape(
+    messages: list[dict[str, str]], response_format: Any, schema: dict[str, Any]
+) -> None:
     """Show the model the shape its grammar enforces, at the end of the system message.
 
     The grammar alone keeps the answer valid but hides field descriptions, date
