@@ -36,6 +36,7 @@ from langchain_structx import (
     ToolStrategy,
     create_agent,
 )
+from langchain_structx.errors import TruncatedOutputError
 
 if TYPE_CHECKING:
     from langchain_structx.local import LocalChatModel
@@ -62,6 +63,8 @@ _JSON_MODE = (
 )
 MISS = StructuredOutputRetryError
 """How a known miss fails: no valid object after the retry."""
+BROAD_MISS = (StructuredOutputRetryError, TruncatedOutputError)
+"""Or, for the broader set, an answer cut off at the token cap (not retried)."""
 KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("signature", "prompted_json"): _JSON_MODE.format('it writes "title" for "job_title"'),
     ("review_positive", "prompted_json"): _JSON_MODE.format(
@@ -157,8 +160,38 @@ BROAD_STRATEGIES: dict[str, Callable[[Any], Strategy]] = {
     "auto": lambda schema: AutoStrategy(schema, max_retries=MAX_RETRIES),
     **STRATEGIES,
 }
-BROAD_MISSES: dict[tuple[str, str], str] = {}
-"""Pairs of the broader set with no valid answer after the retry, and why."""
+_DATE = (
+    "model limit: without a grammar the model copies the date as written ({}) instead "
+    "of converting it to YYYY-MM-DD, and the retry repeats it"
+)
+_NESTED = (
+    "model limit: without a grammar the model loses the nested shape: its object has "
+    "none of the top-level fields dish, ingredients, steps, twice"
+)
+BROAD_MISSES: dict[tuple[str, str], str] = {
+    ("ticket_fr_enum", "prompted_json"): _JSON_MODE.format("it invents its own keys"),
+    ("rating_zh_enum", "prompted_json"): _JSON_MODE.format("it invents its own keys"),
+    ("aufgabe_de_enum", "prompted"): (
+        "model limit: it writes the values unquoted (`verantwortlich: Jonas`), copying the "
+        "unquoted keys of the rendered shape, and again after the feedback"
+    ),
+    ("invoice_es_date", "prompted"): _DATE.format("15/03/2025"),
+    ("invoice_es_date", "prompted_json"): _DATE.format("15/03/2025"),
+    ("event_zh_date", "prompted"): _DATE.format("2025年12月20日"),
+    ("event_zh_date", "prompted_json"): _DATE.format("2025年12月20日"),
+    ("recipe_nested_lists", "prompted"): _NESTED,
+    ("recipe_nested_lists", "prompted_json"): _NESTED,
+    ("union3_cancellation", "prompted"): (
+        "model limit: it keeps writing after the envelope until max_tokens cuts it off"
+    ),
+    ("union3_cancellation", "prompted_json"): _JSON_MODE.format(
+        "it answers with kind Question and no topic"
+    ),
+}
+"""Pairs of the broader set with no valid answer after the retry, and why (measured).
+
+All are the prompted strategy, which has no grammar: every pair is valid under
+`auto`, `provider` and `tool`."""
 
 
 def _broad_cases() -> list[Any]:
@@ -166,7 +199,9 @@ def _broad_cases() -> list[Any]:
     for task in BROAD_TASKS:
         for name in BROAD_STRATEGIES:
             reason = BROAD_MISSES.get((task.id, name))
-            marks = [pytest.mark.xfail(strict=True, raises=MISS, reason=reason)] if reason else []
+            marks = (
+                [pytest.mark.xfail(strict=True, raises=BROAD_MISS, reason=reason)] if reason else []
+            )
             cases.append(pytest.param(task, name, id=f"{task.id}-{name}", marks=marks))
     return cases
 
