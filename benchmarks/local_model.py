@@ -70,7 +70,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
-from local_tasks import SYSTEM_PROMPT, TASKS, Task, as_data, normalise  # noqa: E402
+from local_tasks import ALL_TASKS, SYSTEM_PROMPT, Task, as_data, normalise  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "local_model_detail.json"
 RECURSION_LIMIT = 6
@@ -110,6 +110,7 @@ class Outcome:
     completion_tokens: int
     seconds: float
     error: str | None = None
+    answer: Any = None
 
 
 @dataclass
@@ -191,10 +192,12 @@ def run_one(config: Config, task: Task) -> Outcome:
     fields = len(task.expected)
     right = 0
     valid = False
+    answer = None
     if error is None and value is None:
         error = "no structured_response"
     elif error is None:
         data = normalise(as_data(value))
+        answer = data
         valid = schema_valid(task, data)
         kind = state.get("structured_response_kind") or kind_of(task, value)
         if valid and kind == task.kind and isinstance(data, dict):
@@ -211,6 +214,7 @@ def run_one(config: Config, task: Task) -> Outcome:
         meter.completion_tokens,
         seconds,
         error,
+        answer,
     )
 
 
@@ -416,22 +420,58 @@ def goals(rows: list[dict[str, Any]], rendering: list[dict[str, Any]]) -> list[d
     return found
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", type=int, default=len(TASKS), help="run the first N tasks")
+    parser.add_argument("--tasks", type=int, default=len(ALL_TASKS), help="run the first N tasks")
+    parser.add_argument("--task", action="append", default=[], help="run only this task id")
+    parser.add_argument(
+        "--strategy", action="append", default=[], help="run only this configuration of ours"
+    )
+    parser.add_argument("--ours-only", action="store_true", help="skip stock configurations")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--max-retries", type=int, default=1, help="our strategies' retries")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (both sides)")
     parser.add_argument("--no-server", action="store_true", help="skip the HTTP configurations")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--verbose", action="store_true", help="print each outcome as it comes")
     args = parser.parse_args()
-    tasks = TASKS[: max(1, args.tasks)]
+    if args.ours_only or args.strategy:
+        args.no_server = True
+    return args
+
+
+def chosen(configs: list[Config], args: argparse.Namespace) -> list[Config]:
+    """The configurations the command line asks for."""
+    if args.ours_only or args.strategy:
+        configs = [c for c in configs if c.side == "ours"]
+    if args.strategy:
+        configs = [c for c in configs if c.name in args.strategy]
+    return configs
+
+
+def selected_tasks(args: argparse.Namespace) -> tuple[Task, ...]:
+    if args.task:
+        return tuple(t for t in ALL_TASKS if t.id in args.task)
+    return ALL_TASKS[: max(1, args.tasks)]
+
+
+def run_all(config: Config, tasks: tuple[Task, ...], verbose: bool) -> None:
+    for task in tasks:
+        config.outcomes.append(run_one(config, task))
+        if verbose:
+            print(config.name, vars(config.outcomes[-1]), flush=True)
+
+
+def main() -> int:
+    args = parse_args()
+    tasks = selected_tasks(args)
     retries = args.max_retries
 
     started = time.perf_counter()
     local = LocalChatModel(max_tokens=args.max_tokens, seed=0, n_threads=args.threads)
     llama = local.load()
     configs = [
+        Config("auto", "ours", ours(local, lambda s: AutoStrategy(s, max_retries=retries))),
         Config("provider", "ours", ours(local, lambda s: ProviderStrategy(s, max_retries=retries))),
         Config("tool", "ours", ours(local, lambda s: ToolStrategy(s, max_retries=retries))),
         Config("prompted", "ours", ours(local, lambda s: PromptedStrategy(s, max_retries=retries))),
@@ -443,9 +483,9 @@ def main() -> int:
         Config("ToolStrategy (in-process)", "stock", stock(local, lc.ToolStrategy)),
         Config("ProviderStrategy (in-process)", "stock", stock(local, lc.ProviderStrategy)),
     ]
+    configs = chosen(configs, args)
     for config in configs:
-        for task in tasks:
-            config.outcomes.append(run_one(config, task))
+        run_all(config, tasks, args.verbose)
 
     server_ok = importlib.util.find_spec("uvicorn") is not None
     if not args.no_server and not server_ok:
@@ -465,7 +505,7 @@ def main() -> int:
             for config in http:
                 for task in tasks:
                     config.outcomes.append(run_one(config, task))
-            configs[4:4] = http[:1]
+            configs[5:5] = http[:1]
             configs.extend(http[1:])
     elapsed = time.perf_counter() - started
 

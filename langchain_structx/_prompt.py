@@ -20,7 +20,7 @@ _CONSTRAINTS = (
     ("minLength", "min length {}"),
     ("maxLength", "max length {}"),
     ("pattern", "pattern {}"),
-    ("format", "format {}"),
+    ("format", "{}"),
     ("minItems", "min {} items"),
     ("maxItems", "max {} items"),
 )
@@ -104,8 +104,23 @@ def _notes(schema: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+_FORMATS = {
+    "date": "date as YYYY-MM-DD",
+    "date-time": "date-time as YYYY-MM-DDTHH:MM:SS",
+    "time": "time as HH:MM:SS",
+}
+"""Formats written as the layout to use: small models convert dates to a layout they
+are shown far more often than to a format name."""
+
+
+def _constraint(key: str, template: str, value: Any) -> str:
+    if key == "format":
+        return _FORMATS.get(str(value), f"format {value}")
+    return template.format(value)
+
+
 def _constraints(schema: Mapping[str, Any]) -> list[str]:
-    parts = [template.format(schema[key]) for key, template in _CONSTRAINTS if key in schema]
+    parts = [_constraint(key, t, schema[key]) for key, t in _CONSTRAINTS if key in schema]
     # `X | None` puts the constraints of X inside its branch of anyOf.
     for branch in schema.get("anyOf") or schema.get("oneOf") or ():
         if isinstance(branch, Mapping) and branch.get("type") != "null":

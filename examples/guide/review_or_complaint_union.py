@@ -22,7 +22,10 @@ TEXTS = (
 
 
 class ProductReview(BaseModel):
-    """A customer's review of a product."""
+    """A customer's opinion of a product itself: how good it is and why.
+
+    Not for problems with an order, a delivery, a bill or a service.
+    """
 
     rating: int | None = Field(description="The rating from 1 to 5, if stated", ge=1, le=5)
     sentiment: Literal["positive", "negative"] = Field(description="Overall sentiment")
@@ -30,7 +33,10 @@ class ProductReview(BaseModel):
 
 
 class CustomerComplaint(BaseModel):
-    """A customer's complaint about a product or a service."""
+    """A customer's complaint that something went wrong.
+
+    For example a late or damaged delivery, a faulty product, a wrong bill or poor service.
+    """
 
     issue_type: Literal["product", "service", "shipping", "billing"] = Field(
         description="What the complaint is about"

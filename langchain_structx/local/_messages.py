@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 
+from langchain_structx import _prompt
 from langchain_structx.local._grammar import OutputPlan
 
 __all__ = (
@@ -25,6 +26,7 @@ __all__ = (
     "forced_message",
     "message_for",
     "to_llama_messages",
+    "with_shape",
     "with_tools",
 )
 
@@ -78,6 +80,12 @@ def to_llama_messages(
     return [{"role": m["role"], "content": m["content"]} for m in out]
 
 
+_CHOOSE = (
+    "\n\nCall exactly one function: first decide which description fits the user's "
+    "message best, then call that one."
+)
+
+
 def _describe_tools(tools: Sequence[dict[str, Any]]) -> str:
     listing = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
     return (
@@ -90,9 +98,38 @@ def _describe_tools(tools: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def with_tools(messages: list[dict[str, str]], tools: Sequence[dict[str, Any]]) -> None:
-    """Describe `tools` in the system message, adding one when there is none."""
-    block = _describe_tools(tools)
+def with_tools(
+    messages: list[dict[str, str]], tools: Sequence[dict[str, Any]], *, forced: bool = False
+) -> None:
+    """Describe `tools` in the system message, adding one when there is none.
+
+    When a call is forced among several tools, the model is also told to choose by
+    the descriptions: left alone, the 0.5B model tends to call the first tool listed.
+    """
+    block = _describe_tools(tools) + (_CHOOSE if forced and len(tools) > 1 else "")
+    if messages and messages[0]["role"] == "system":
+        messages[0] = {"role": "system", "content": messages[0]["content"] + block}
+    else:
+        messages.insert(0, {"role": "system", "content": _DEFAULT_SYSTEM + block})
+
+
+def with_shape(
+    messages: list[dict[str, str]], response_format: Any, schema: dict[str, Any]
+) -> None:
+    """Show the model the shape its grammar enforces, at the end of the system message.
+
+    The grammar alone keeps the answer valid but hides field descriptions, date
+    layouts and what each union variant is for; hosted providers show the schema to
+    their models too. Placed in the system message, the shape is part of the prompt
+    prefix that llama.cpp reuses from one request to the next.
+    """
+    if not set(schema) - {"type", "title", "description"}:
+        return  # Plain JSON mode: there is no shape to show.
+    spec = response_format.get("json_schema") if isinstance(response_format, dict) else None
+    name = spec.get("name") if isinstance(spec, dict) else None
+    name = str(name or schema.get("title") or "Answer")
+    shape = _prompt.render_schema(name, schema, str(schema.get("description") or ""))
+    block = f"\n\nAnswer with a JSON object of this shape:\n\n{shape}"
     if messages and messages[0]["role"] == "system":
         messages[0] = {"role": "system", "content": messages[0]["content"] + block}
     else:

@@ -26,6 +26,7 @@ from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_outp
 from langchain_structx.local._messages import (
     message_for,
     to_llama_messages,
+    with_shape,
     with_tools,
 )
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
@@ -205,7 +206,9 @@ class LocalChatModel(BaseChatModel):
         )
         prompt = to_llama_messages(messages, nudge=plan.kind != "forced_tool")
         if plan.kind in ("forced_tool", "auto_tool"):
-            with_tools(prompt, plan.tools)
+            with_tools(prompt, plan.tools, forced=plan.kind == "forced_tool")
+        elif plan.schema is not None:
+            with_shape(prompt, kwargs.get("response_format"), plan.schema)
         request: dict[str, Any] = {
             "messages": prompt,
             "temperature": kwargs.get("temperature", self.temperature),

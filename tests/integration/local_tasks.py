@@ -10,6 +10,7 @@ Used by `tests/integration/test_local_quality.py` and `benchmarks/local_model.py
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -80,6 +81,114 @@ class Order:
 
     customer: str
     items: list[LineItem]
+
+
+class OptionalPhone(BaseModel):
+    """A person's contact details; the phone number may be missing."""
+
+    name: str = Field(max_length=60)
+    email: str = Field(max_length=80)
+    phone: str | None = Field(default=None, max_length=30, description="null if not given")
+
+
+class Ticket(BaseModel):
+    """Un ticket d'assistance."""
+
+    sujet: str = Field(max_length=60, description="the problem, in a few words")
+    priorite: Literal["basse", "moyenne", "haute"]
+    service: str = Field(max_length=40)
+
+
+class Aufgabe(TypedDict):
+    """Eine Aufgabe aus einem Protokoll."""
+
+    verantwortlich: str
+    aufgabe: str
+    frist: str
+    prioritaet: Literal["niedrig", "mittel", "hoch"]
+
+
+class ProductRating(BaseModel):
+    """商品评价 (a product rating)."""
+
+    product: str = Field(max_length=40)
+    stars: int = Field(ge=1, le=5)
+    verdict: Literal["好评", "中评", "差评"] = Field(description="好评 good, 中评 mixed, 差评 bad")
+
+
+class Invoice(BaseModel):
+    """An invoice."""
+
+    number: str = Field(max_length=20)
+    vendor: str = Field(max_length=60)
+    total: float
+    currency: Literal["EUR", "USD", "GBP", "CNY"]
+    date: dt.date
+
+
+class Address(BaseModel):
+    """A postal address."""
+
+    street: str = Field(max_length=60)
+    city: str = Field(max_length=40)
+    postcode: str = Field(max_length=10)
+
+
+class Shipment(BaseModel):
+    """Who a parcel goes to, and where."""
+
+    recipient: str = Field(max_length=60)
+    address: Address
+
+
+class Member(BaseModel):
+    """A team member and their skills."""
+
+    name: str = Field(max_length=40)
+    skills: list[str] = Field(max_length=5)
+
+
+class Team(BaseModel):
+    """A team and its members."""
+
+    team: str = Field(max_length=40)
+    members: list[Member] = Field(max_length=6)
+
+
+class Ingredient(BaseModel):
+    """One ingredient and how much of it."""
+
+    name: str = Field(max_length=40)
+    amount: str = Field(max_length=20, description="number and unit, e.g. 200 g")
+
+
+class Recipe(BaseModel):
+    """A recipe."""
+
+    dish: str = Field(max_length=40)
+    ingredients: list[Ingredient] = Field(max_length=8)
+    steps: list[str] = Field(max_length=6)
+
+
+class Booking(BaseModel):
+    """A request to book a hotel room."""
+
+    guest: str = Field(max_length=60)
+    nights: int = Field(ge=1, le=60)
+    check_in: dt.date
+
+
+class Cancellation(BaseModel):
+    """A request to cancel an existing booking."""
+
+    booking_id: str = Field(max_length=20)
+    reason: Literal["illness", "travel", "price", "other"]
+
+
+class Question(BaseModel):
+    """A guest's question about the hotel's services."""
+
+    topic: Literal["parking", "breakfast", "wifi", "pets"]
 
 
 EVENT_SCHEMA: dict[str, Any] = {
@@ -208,6 +317,157 @@ TASKS: tuple[Task, ...] = (
         expected={"title": "Team offsite", "city": "Berlin", "date": "2025-06-12"},
     ),
 )
+
+
+BROAD_TASKS: tuple[Task, ...] = (
+    Task(
+        id="contact_zh",
+        schema=Contact,
+        text="请联系王伟，邮箱 wang.wei@example.cn，电话 138-0013-8000。",
+        kind="Contact",
+        expected={"name": "王伟", "email": "wang.wei@example.cn", "phone": "138-0013-8000"},
+    ),
+    Task(
+        id="contact_no_phone",
+        schema=OptionalPhone,
+        text="Contact: Lena Fischer, lena@fischer.de (she has no phone).",
+        kind="OptionalPhone",
+        expected={"name": "Lena Fischer", "email": "lena@fischer.de", "phone": None},
+    ),
+    Task(
+        id="ticket_fr_enum",
+        schema=Ticket,
+        text="Ticket. Sujet : imprimante en panne. Priorité : haute. Service : informatique.",
+        kind="Ticket",
+        expected={"sujet": "imprimante en panne", "priorite": "haute", "service": "informatique"},
+    ),
+    Task(
+        id="aufgabe_de_enum",
+        schema=Aufgabe,
+        text=(
+            "Aufgabe: Angebot an Firma Keller schicken. Verantwortlich: Jonas. "
+            "Frist: Montag. Priorität: mittel."
+        ),
+        kind="Aufgabe",
+        expected={
+            "verantwortlich": "Jonas",
+            "aufgabe": "Angebot an Firma Keller schicken",
+            "frist": "Montag",
+            "prioritaet": "mittel",
+        },
+    ),
+    Task(
+        id="rating_zh_enum",
+        schema=ProductRating,
+        text="商品：竹制砧板。评分：2星。用了一周就开裂了，很失望。",
+        kind="ProductRating",
+        expected={"product": "竹制砧板", "stars": 2, "verdict": "差评"},
+    ),
+    Task(
+        id="invoice_es_date",
+        schema=Invoice,
+        text="Factura F-2291 de Papelería Sol. Total: 84.50 EUR. Fecha: 15/03/2025.",
+        kind="Invoice",
+        expected={
+            "number": "F-2291",
+            "vendor": "Papelería Sol",
+            "total": 84.5,
+            "currency": "EUR",
+            "date": "2025-03-15",
+        },
+    ),
+    Task(
+        id="event_zh_date",
+        schema=EVENT_SCHEMA,
+        text="会议：年度总结会。地点：上海。日期：2025年12月20日。",
+        kind="Event",
+        expected={"title": "年度总结会", "city": "上海", "date": "2025-12-20"},
+    ),
+    Task(
+        id="event_de_date",
+        schema=EVENT_SCHEMA,
+        text="Der Workshop „Datenbanken“ findet am 3. März 2026 in München statt.",
+        kind="Event",
+        expected={"title": "Datenbanken", "city": "München", "date": "2026-03-03"},
+    ),
+    Task(
+        id="shipment_fr_nested",
+        schema=Shipment,
+        text="Livraison pour Claire Martin, 12 rue des Lilas, 69003 Lyon.",
+        kind="Shipment",
+        expected={
+            "recipient": "Claire Martin",
+            "address": {"street": "12 rue des Lilas", "city": "Lyon", "postcode": "69003"},
+        },
+    ),
+    Task(
+        id="order_zh_list",
+        schema=Order,
+        text="订单：客户李娜。\n- 苹果，数量 3\n- 香蕉，数量 6",
+        kind="Order",
+        expected={
+            "customer": "李娜",
+            "items": [{"product": "苹果", "quantity": 3}, {"product": "香蕉", "quantity": 6}],
+        },
+    ),
+    Task(
+        id="team_nested_lists",
+        schema=Team,
+        text="Team Falcon: Ana knows Python and SQL; Ben knows Go.",
+        kind="Team",
+        expected={
+            "team": "Falcon",
+            "members": [
+                {"name": "Ana", "skills": ["Python", "SQL"]},
+                {"name": "Ben", "skills": ["Go"]},
+            ],
+        },
+    ),
+    Task(
+        id="recipe_nested_lists",
+        schema=Recipe,
+        text=(
+            "Pancakes. Ingredients: flour 200 g, milk 300 ml, eggs 2. "
+            "Steps: mix everything; fry in a pan."
+        ),
+        kind="Recipe",
+        expected={
+            "dish": "Pancakes",
+            "ingredients": [
+                {"name": "flour", "amount": "200 g"},
+                {"name": "milk", "amount": "300 ml"},
+                {"name": "eggs", "amount": "2"},
+            ],
+            "steps": ["mix everything", "fry in a pan"],
+        },
+    ),
+    Task(
+        id="union3_booking",
+        schema=[Booking, Cancellation, Question],
+        text="Please book a room for Anna Berg, 3 nights from 2025-07-01.",
+        kind="Booking",
+        expected={"guest": "Anna Berg", "nights": 3, "check_in": "2025-07-01"},
+    ),
+    Task(
+        id="union3_cancellation",
+        schema=[Booking, Cancellation, Question],
+        text="Please cancel booking B-7731: my flight was cancelled, so I cannot travel.",
+        kind="Cancellation",
+        expected={"booking_id": "B-7731", "reason": "travel"},
+    ),
+    Task(
+        id="union3_question_de",
+        schema=[Booking, Cancellation, Question],
+        text="Gibt es bei Ihnen einen Parkplatz? Ich komme mit dem Auto.",
+        kind="Question",
+        expected={"topic": "parking"},
+    ),
+)
+"""Broader tasks: Chinese, French, German and Spanish texts, enums with non-English
+values, dates to normalise, nested lists and a union of three."""
+
+ALL_TASKS: tuple[Task, ...] = TASKS + BROAD_TASKS
+"""Every task: the original set first, then the broader one."""
 
 
 def as_data(value: Any) -> Any:

@@ -67,3 +67,18 @@ def test_product_review_tool(model: LocalChatModel) -> None:
     assert isinstance(review, example.ProductReview)
     assert review.rating is None or 1 <= review.rating <= 5
     assert all(isinstance(point, str) for point in review.key_points)
+
+
+def test_review_or_complaint_union_tells_them_apart(local_model: LocalChatModel) -> None:
+    # Measured with one thread and a cold prompt; llama.cpp's sums, and so near-ties
+    # in greedy decoding, depend on both.
+    single = local_model.model_copy(update={"max_tokens": 512, "n_threads": 1})
+    single.load().reset()
+    example = load("review_or_complaint_union")
+
+    review, complaint = example.main(single)
+
+    assert isinstance(review, example.ProductReview)
+    assert review.sentiment == "positive"
+    # The late, crushed delivery is a complaint, not a negative five-star review.
+    assert isinstance(complaint, example.CustomerComplaint)

@@ -4,10 +4,12 @@ Snippet convention, for every page under `docs/`:
 
 - A fenced block whose info string is exactly `python` is run, unless its first
   line starts with `# not-run` (say why after it: `# not-run: needs an API key`).
-- The runnable blocks of one page run in order in one namespace, like a doctest
-  session: a later block may use what an earlier one defined. A page is
-  self-contained: it imports what it uses and needs no network, no API key and
-  no local model (use `langchain_structx.testing.ScriptedChatModel`).
+- A runnable block must run alone, as a reader would paste it: it imports what it
+  uses and needs no network, no API key and no local model (use
+  `langchain_structx.testing.ScriptedChatModel`).
+- Unless the page says otherwise: a block right after the line
+  `*Continues the block above.*` runs in the namespace the blocks before it left,
+  like the next cell of a notebook; the reader sees the same line on the page.
 - Blocks tagged otherwise (`bash`, `text`, `json`, `pycon`, ...) are not run.
 
 Tracebacks name the page and the line where the failing block starts.
@@ -29,6 +31,7 @@ import langchain_structx
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 NOT_RUN = "# not-run"
+CONTINUES = "*Continues the block above.*"
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
 
 
@@ -38,6 +41,7 @@ class Block:
     line: int
     info: str
     code: str
+    continues: bool = False
 
     @property
     def runnable(self) -> bool:
@@ -66,7 +70,9 @@ def blocks(path: Path) -> Iterator[Block]:
             line = lines[end]
             body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             end += 1
-        yield Block(page, index + 1, info, "\n".join(body) + "\n")
+        before = [line.strip() for line in lines[:index] if line.strip()]
+        marked = bool(before) and before[-1] == CONTINUES
+        yield Block(page, index + 1, info, "\n".join(body) + "\n", marked)
         index = end + 1
 
 
@@ -81,13 +87,15 @@ def runnable_pages() -> list[Path]:
 def test_the_block_parser() -> None:
     text = (
         "# T\n\n```python\na = 1\n```\n\n  ```bash\n  make\n  ```\n\n```python\n# not-run\nx\n```\n"
+        f"\n{CONTINUES}\n\n```python\nb = a\n```\n"
     )
     path = DOCS / "virtual.md"
     found = list(_blocks_of(text, path))
-    assert [(b.line, b.info, b.runnable) for b in found] == [
-        (3, "python", True),
-        (7, "bash", False),
-        (11, "python", False),
+    assert [(b.line, b.info, b.runnable, b.continues) for b in found] == [
+        (3, "python", True, False),
+        (7, "bash", False, False),
+        (11, "python", False, False),
+        (18, "python", True, True),
     ]
     assert found[0].code == "a = 1\n"
     assert found[1].code == "make\n"
@@ -108,16 +116,30 @@ def test_page_snippets_run(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     name = "docs_page_" + re.sub(r"\W", "_", path.relative_to(DOCS).as_posix())
-    module = types.ModuleType(name)
-    sys.modules[name] = module  # classes defined in a snippet need a real module
     try:
+        module = None
         for block in blocks(path):
-            if block.runnable:
-                # Pad with newlines so line numbers in tracebacks match the page.
-                source = "\n" * block.line + block.code
-                exec(compile(source, f"docs/{block.page}", "exec"), module.__dict__)
+            if not block.runnable:
+                continue
+            if module is None or not block.continues:
+                # A block not marked as a continuation starts afresh: it must run alone.
+                module = types.ModuleType(name)
+                sys.modules[name] = module  # classes defined in a snippet need a real module
+            # Pad with newlines so line numbers in tracebacks match the page.
+            source = "\n" * block.line + block.code
+            exec(compile(source, f"docs/{block.page}", "exec"), module.__dict__)
     finally:
-        del sys.modules[name]
+        sys.modules.pop(name, None)
+
+
+def test_a_continuation_follows_a_runnable_block() -> None:
+    for path in pages():
+        runnable_before = False
+        for block in blocks(path):
+            if block.continues:
+                assert block.runnable, f"docs/{block.page}:{block.line} continues but is not run"
+                assert runnable_before, f"docs/{block.page}:{block.line} has no block above"
+            runnable_before = runnable_before or block.runnable
 
 
 def _documented_modules() -> list[types.ModuleType]:

@@ -97,7 +97,7 @@ def test_json_schema_dict_rendering_with_constraints_and_nesting():
         "City {\n"
         "  name: string  // min length 1; max length 80; pattern ^[A-Z]\n"
         "  population?: integer | null  // >= 0\n"
-        "  founded?: string  // ISO date; format date\n"
+        "  founded?: string  // ISO date; date as YYYY-MM-DD\n"
         "  districts?: {\n"
         "    n: integer\n"
         "  }[]  // min 1 items\n"
