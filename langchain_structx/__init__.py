@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:
         route_by_kind,
         structured_output_node,
     )
+    from langchain_structx.runnables import with_structured_output
     from langchain_structx.strategies import (
         AutoStrategy,
         ErrorContext,
@@ -64,7 +65,6 @@ if _typing.TYPE_CHECKING:
         StrategyName,
         ToolStrategy,
     )
-    from langchain_structx.runnables import with_structured_output
     from langchain_structx.streaming import StructuredOutputEvent
 
 _LAZY: dict[str, str] = {
