@@ -12,7 +12,6 @@ guarded by a lock: agents are run from many threads.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -21,37 +20,11 @@ from typing import Any
 from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
 
+from langchain_structx._rejections import finished_reply as finished_reply
+from langchain_structx._rejections import is_lasting as is_lasting
+from langchain_structx._rejections import is_rejection as is_rejection
 from langchain_structx.dialects import Dialect
 from langchain_structx.strategies import StrategyName
-
-_REJECTION_WORDS = (
-    "output_config",
-    "response_format",
-    "response format",
-    "json_schema",
-    "json schema",
-    "schema",
-    "structured output",
-    "json mode",
-    "tool_choice",
-    "tools",
-)
-
-
-# Words that place a 400 on our structured-output request itself, so that the
-# rejection holds for every later run of the same model.
-_LASTING_WORDS = (
-    "output_config",
-    "response_format",
-    "response format",
-    "json_schema",
-    "json schema",
-    "json_object",
-    "structured output",
-    "json mode",
-    "tool_choice",
-    "tool choice",
-)
 
 _CREDENTIAL_ATTRS = (
     "openai_api_key",
@@ -175,157 +148,6 @@ def model_dialect(model: Any) -> Dialect | None:
         if cls.__name__ in _STRICT_DIALECTS:
             return _STRICT_DIALECTS[cls.__name__]
     return None
-
-
-def is_rejection(
-    error: BaseException, strategy: StrategyName, user_tools: frozenset[str] = frozenset()
-) -> bool:
-    """Whether `error` means the provider refused the request for `strategy`.
-
-    Rejections are: `NotImplementedError` (no tool or format support), an HTTP
-    400/422 (on the error or one it was raised from) whose message or body
-    names the response format, output config, schema or tools, an HTTP 500 to a
-    native-format request (llama.cpp's server answers an unsupported format so),
-    and Workers AI's "JSON Mode couldn't be met". A 400 that names one of the
-    user's own tools is about that tool: asking another way would not help.
-    """
-    if isinstance(error, NotImplementedError):
-        return True
-    text = error_text(error)
-    lowered = text.lower()
-    if "json mode couldn't be met" in lowered:
-        return True
-    status = _status(error)
-    if status in (400, 422):
-        named = any(word in lowered for word in _REJECTION_WORDS)
-        return named and not _names_any(text, user_tools)
-    return status == 500 and strategy == "provider"
-
-
-def is_lasting(
-    error: BaseException, ours: frozenset[str], user_tools: frozenset[str] = frozenset()
-) -> bool:
-    """Whether a rejection will hold for later runs, so it is worth remembering.
-
-    Only a refusal of our own request is: a missing integration
-    (`NotImplementedError`), or a 400/422 naming our response format, JSON
-    mode, tool choice or one of our structured tools `ours`, and none of the
-    user's tools. A server error (5xx) may pass, so it is never remembered.
-    """
-    if isinstance(error, NotImplementedError):
-        return True
-    text = error_text(error)
-    lowered = text.lower()
-    status = _status(error)
-    if status is not None and status >= 500:
-        return False
-    if "json mode couldn't be met" in lowered:
-        return True
-    if status not in (400, 422) or _names_any(text, user_tools):
-        return False
-    return any(word in lowered for word in _LASTING_WORDS) or _names_any(text, ours)
-
-
-def _names_any(text: str, names: frozenset[str]) -> bool:
-    # Whole names only: a tool called "a" must not match every message.
-    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in names if name)
-
-
-_MAX_CHAIN = 4
-_MAX_BODY_CHARS = 4_000
-
-
-def _chain(error: BaseException) -> list[BaseException]:
-    """The error and the errors it was raised from, a few links deep.
-
-    Clients wrap the HTTP error (langchain-google-genai puts the 400 on the
-    cause of its own exception), so status and message are looked for along it.
-    """
-    found = [error]
-    while len(found) < _MAX_CHAIN:
-        cause = found[-1].__cause__ or found[-1].__context__
-        if cause is None or cause in found:
-            break
-        found.append(cause)
-    return found
-
-
-def error_text(error: BaseException) -> str:
-    """What an error says: its message, its causes' and the HTTP body it carries.
-
-    An `httpx.HTTPStatusError` says only the status and URL; the provider's
-    reason is in the response body, read here when it was read off the wire.
-
-    Examples:
-        >>> try:
-        ...     try:
-        ...         raise ValueError("400 response_format is not supported")
-        ...     except ValueError as inner:
-        ...         raise RuntimeError("model error") from inner
-        ... except RuntimeError as outer:
-        ...     error_text(outer)
-        'model error | 400 response_format is not supported'
-    """
-    parts: list[str] = []
-    for link in _chain(error):
-        parts.append(str(link))
-        body = _body(link)
-        if body and body not in parts[-1]:
-            parts.append(body)
-    return " | ".join(p for p in parts if p)
-
-
-def _body(error: BaseException) -> str:
-    response = getattr(error, "response", None)
-    try:
-        text = getattr(response, "text", None)
-    except Exception:  # noqa: BLE001 - a streamed body that was never read
-        return ""
-    return text[:_MAX_BODY_CHARS] if isinstance(text, str) else ""
-
-
-def _status(error: BaseException) -> int | None:
-    for link in _chain(error):
-        status = getattr(link, "status_code", None)
-        if status is None:
-            status = getattr(getattr(link, "response", None), "status_code", None)
-        if isinstance(status, int):
-            return status
-    return None
-
-
-def finished_reply(error: BaseException) -> Any:
-    """The reply an SDK exception stands for, as an `AIMessage`, or None.
-
-    The `openai` SDK parses a `response_format` answer itself and raises
-    `LengthFinishReasonError` / `ContentFilterFinishReasonError` instead of
-    returning it; the completion is on the exception. As a message with its
-    finish reason, it takes the same path as any cut-off or filtered answer.
-    """
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if not names & {"LengthFinishReasonError", "ContentFilterFinishReasonError"}:
-        return None
-    from langchain_core.messages import AIMessage
-
-    reason = "length" if "LengthFinishReasonError" in names else "content_filter"
-    completion = getattr(error, "completion", None)
-    choices = getattr(completion, "choices", None) or [None]
-    sent = getattr(choices[0], "message", None)
-    refusal = getattr(sent, "refusal", None)
-    kwargs = {"refusal": refusal} if refusal else {}
-    return AIMessage(
-        content=getattr(sent, "content", None) or "",
-        additional_kwargs=kwargs,
-        response_metadata={"finish_reason": reason},
-        usage_metadata=_usage(getattr(completion, "usage", None)),
-    )
-
-
-def _usage(usage: Any) -> Any:
-    if usage is None:
-        return None
-    tokens = [getattr(usage, k, 0) or 0 for k in ("prompt_tokens", "completion_tokens")]
-    return {"input_tokens": tokens[0], "output_tokens": tokens[1], "total_tokens": sum(tokens)}
 
 
 FALLBACK_TTL_SECONDS = 3600.0
