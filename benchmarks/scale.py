@@ -69,7 +69,11 @@ def _inputs(folder: Path, count: int, name: str) -> list[str]:
     )
     batch.write_text("\n".join(lines) + "\n")
     output = folder / f"{name}.out.jsonl"
-    return ["extract", "--schema", str(schema), "--batch", str(batch), "--output", str(output)]
+    # Each repeat writes the same output file again.
+    return [
+        *("extract", "--schema", str(schema), "--batch", str(batch)),
+        *("--output", str(output), "--overwrite"),
+    ]
 
 
 def _timed_batch(argv: list[str]) -> float:

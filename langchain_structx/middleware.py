@@ -6,6 +6,7 @@ strategies; `create_agent` is LangChain's own with that middleware added for you
 Examples:
     >>> from pydantic import BaseModel
     >>> from langchain_core.messages import AIMessage
+    >>> from langchain_structx.strategies import ToolStrategy
     >>> from langchain_structx.testing import ScriptedChatModel
     >>> class Contact(BaseModel):
     ...     name: str
@@ -75,6 +76,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
 
     Examples:
         >>> from langchain.agents import create_agent as langchain_create_agent
+        >>> from langchain_structx.strategies import PromptedStrategy
         >>> from langchain_structx.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=['{"city": "Oslo"}'])
         >>> schema = {"title": "City", "type": "object",

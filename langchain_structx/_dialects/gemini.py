@@ -25,7 +25,7 @@ from typing import Any
 from langchain_structx._dialects.guard import strong_components
 from langchain_structx._dialects.refs import ref_name
 from langchain_structx._dialects.rules import Rules
-from langchain_structx.errors import DialectError
+from langchain_structx._exceptions import DialectError
 
 FORMATS = frozenset({"date-time"})
 
