@@ -29,7 +29,8 @@ from typing import Any, TypeAlias
 from langchain_core.messages import AIMessage
 
 from langchain_structx._capabilities import finished_reply
-from langchain_structx._engine import CallModel, Invoke, RunResult, Step
+from langchain_structx._engine import CallModel, RunResult, Step
+from langchain_structx._feedback import Invoke
 
 ModelCaller: TypeAlias = Callable[[CallModel], AIMessage]
 AsyncModelCaller: TypeAlias = Callable[[CallModel], Awaitable[AIMessage]]

@@ -7,49 +7,48 @@ middleware and the graph node differ only in how they call the model.
 
 One run may span several graph steps: when a message carries ordinary tool calls
 next to the structured attempt, the tools must run before the model is asked
-again. `Progress` (a plain dict kept in the state) carries the count across.
+again; and an agent asks again after a failed attempt in its next model step, so
+that every attempt passes LangChain's middleware. `Progress` (a plain dict kept
+in the state) carries the count, budget, usage and fallbacks across.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping, Sequence
+import uuid
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, NotRequired, TypeAlias, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
 from typing_extensions import TypedDict
 
 from langchain_structx import _capabilities as caps
+from langchain_structx import _feedback
 from langchain_structx._clip import clip
-from langchain_structx._extract import Failed, Found, interpret
+from langchain_structx._extract import Found, interpret
+from langchain_structx._feedback import Invoke
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
     AttemptError,
     DialectError,
-    ErrorHandlerError,
+    EarlierAttemptError,
+    FailureKind,
     ProviderRejectedError,
-    StructuredOutputRetryError,
 )
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
-from langchain_structx.strategies import ErrorContext, ErrorPolicy, StrategyName
-
-ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
-"""Default feedback, worded as LangChain words it."""
+from langchain_structx.strategies import StrategyName
 
 REASON_CHARS = 200
 """Longest provider message quoted in a fallback record."""
 
-SEE_ABOVE = "Error: see the message for the first structured call."
-"""Feedback for the structured calls of a message past the first `FULL_REPLIES`,
-so that thousands of calls do not each cost a full feedback message."""
-
-FULL_REPLIES = 8
-"""Structured calls of one message that each get the full feedback, as in LangChain."""
-
 
 class Progress(TypedDict):
-    """Bookkeeping of a run that continues after ordinary tools ran."""
+    """Bookkeeping of a run that spans several model-node steps.
+
+    A plain dict, so it checkpoints anywhere: a run resumed from a checkpoint
+    keeps its attempt count, retry budget, usage and fallbacks.
+    """
 
     attempts: int
     errors: list[str]
@@ -59,6 +58,12 @@ class Progress(TypedDict):
     repairs: list[str]
     done: bool
     answer_id: str | None
+    dropped: NotRequired[list[str]]
+    """Strategies this run fell back from, in order."""
+    retry: NotRequired[bool]
+    """Whether the last step ended with feedback and the model must be asked again."""
+    run_id: NotRequired[str]
+    """Names the run, so a shell can keep its error objects between steps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +75,6 @@ class CallModel:
     attempt: int = 1
     offload_chars: int | None = None
     """In async runs, a reply larger than this is read on a worker thread."""
-
-
-@dataclass(frozen=True, slots=True)
-class Invoke:
-    """Step: call a user function, awaiting it if it returns an awaitable."""
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
 
 
 Step: TypeAlias = CallModel | Invoke
@@ -92,7 +89,8 @@ class RunResult:
         value: The validated object, or None when the run is not finished.
         variant: Name of the matched variant.
         report: The finished report, or None.
-        progress: Bookkeeping to keep when the run continues after tools.
+        progress: Bookkeeping to keep when the run continues in a later step.
+        errors: The error of every failed attempt so far.
     """
 
     messages: list[BaseMessage]
@@ -100,6 +98,12 @@ class RunResult:
     variant: str | None = None
     report: StructuredReport | None = None
     progress: Progress | None = None
+    errors: tuple[AttemptError, ...] = ()
+
+    @property
+    def retry(self) -> bool:
+        """Whether the model must be asked again, in the next step of the graph."""
+        return bool(self.progress and self.progress.get("retry"))
 
 
 @dataclass(slots=True)
@@ -107,28 +111,30 @@ class _Run:
     plan: Plan
     state: Mapping[str, Any]
     progress: Progress
-    errors: list[AttemptError] = field(default_factory=list)
+    errors: list[AttemptError]
     history: list[BaseMessage] = field(default_factory=list)
 
-    def count(self, message: AIMessage, *, attempt: bool) -> None:
-        # Turns spent calling ordinary tools cost tokens but are not attempts.
-        self.progress["attempts"] += attempt
+    def add_usage(self, message: AIMessage) -> UsageMetadata:
         usage = add_usage(_usage(self.progress["usage"]), message.usage_metadata)
         self.progress["usage"] = _tokens(usage)
+        return usage
 
     def fallback(self, old: StrategyName, new: StrategyName, error: BaseException) -> None:
         reason = clip(f"{type(error).__name__}: {error}", REASON_CHARS)
         self.progress["fallbacks"].append(
             {"from_strategy": old, "to_strategy": new, "reason": reason}
         )
+        self.progress.setdefault("dropped", []).append(old)
 
-    def fail(self, error: AttemptError) -> None:
-        error.attempt = self.progress["attempts"]
-        error.usage = _usage(self.progress["usage"])
+    def fail(self, strategy: StrategyName, error: AttemptError) -> _feedback.Failure:
+        failure = _feedback.Failure(
+            self.plan, strategy, error, tuple(self.errors), self.progress["kinds"], self.state
+        )
         self.errors.append(error)
         limit = self.plan.limits.max_feedback_chars
         self.progress["errors"].append(clip(f"{error.kind}: {error}", limit))
         self.progress["kinds"].append(error.kind)
+        return failure
 
     def finish(
         self, strategy: StrategyName, found: Found, messages: list[BaseMessage]
@@ -147,11 +153,19 @@ class _Run:
         self.progress["done"] = True
         self.progress["answer_id"] = messages[0].id
         return RunResult(
-            [*self.history, *messages], found.value, found.variant, report, self.progress
+            [*self.history, *messages],
+            found.value,
+            found.variant,
+            report,
+            self.progress,
+            tuple(self.errors),
         )
 
-    def pending(self, messages: list[BaseMessage]) -> RunResult:
-        return RunResult([*self.history, *messages], progress=self.progress)
+    def pending(self, messages: list[BaseMessage], *, retry: bool = False) -> RunResult:
+        self.progress["retry"] = retry
+        return RunResult(
+            [*self.history, *messages], progress=self.progress, errors=tuple(self.errors)
+        )
 
 
 def new_progress() -> Progress:
@@ -165,7 +179,15 @@ def new_progress() -> Progress:
         "repairs": [],
         "done": False,
         "answer_id": None,
+        "dropped": [],
+        "retry": False,
+        "run_id": uuid.uuid4().hex,
     }
+
+
+def usage_of(progress: Progress) -> UsageMetadata:
+    """The run's token usage so far, as LangChain counts it."""
+    return _usage(progress["usage"])
 
 
 def _usage(tokens: TokenUsage) -> UsageMetadata:
@@ -184,6 +206,20 @@ def _tokens(usage: UsageMetadata) -> TokenUsage:
     }
 
 
+def _earlier(progress: Progress, known: Sequence[AttemptError]) -> list[AttemptError]:
+    """The run's earlier errors: those the shell kept, else rebuilt from the progress.
+
+    A run resumed in another process has only the checkpointed text of its
+    earlier errors; they come back as `EarlierAttemptError`s.
+    """
+    if len(known) == len(progress["errors"]):
+        return list(known)
+    return [
+        EarlierAttemptError(text, kind=cast("FailureKind", kind), attempt=n)
+        for n, (text, kind) in enumerate(zip(progress["errors"], progress["kinds"], strict=True), 1)
+    ]
+
+
 def attempt_loop(
     plan: Plan,
     *,
@@ -192,6 +228,8 @@ def attempt_loop(
     progress: Progress | None = None,
     memory: caps.FallbackMemory | None = None,
     tools: Sequence[Any] = (),
+    one_call: bool = False,
+    earlier: Sequence[AttemptError] = (),
 ) -> Generator[Step, Any, RunResult]:
     """Ask for structured output until it validates, retries run out, or tools must run.
 
@@ -204,6 +242,10 @@ def attempt_loop(
             remembers nothing beyond this run.
         tools: The caller's own tools (some models cannot combine them with
             native structured output).
+        one_call: Make at most one attempt: after a failure, return the feedback
+            with `retry` set, so the shell asks again in its next graph step
+            (where every other middleware sees the call).
+        earlier: The error objects of this run's earlier steps, if the shell kept them.
 
     Yields:
         Steps for the driver to perform.
@@ -217,10 +259,14 @@ def attempt_loop(
     plan.check_tools(tools)
     memory = memory if memory is not None else caps.FallbackMemory()
     user_tools = caps.tool_names(tools)
-    run = _Run(plan, state, progress or new_progress())
+    progress = progress or new_progress()
+    progress["retry"] = False
+    run = _Run(plan, state, progress, _earlier(progress, earlier))
     order = plan.candidates
     if plan.auto:
         order = caps.auto_order(model, plan.candidates, memory, tools)
+        dropped = progress.get("dropped") or ()
+        order = tuple(s for s in order if s not in dropped) or order[-1:]
     native = caps.model_dialect(model)
     while True:
         strategy = order[0]
@@ -241,16 +287,21 @@ def attempt_loop(
             _remember(plan, memory, model, strategy, exc, user_tools)
             order = _fall_back(run, order, exc)
             continue
-        seen = interpret(plan, spec, message)
-        run.count(message, attempt=seen.outcome is not None)
+        usage = run.add_usage(message)
+        attempt = run.progress["attempts"] + 1
+        seen = interpret(plan, spec, message, attempt=attempt, usage=usage)
         if seen.outcome is None:
+            # Turns spent calling ordinary tools cost tokens but are not attempts.
             return run.pending([message])
+        run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
             return run.finish(strategy, seen.outcome, _success(plan, message, seen.outcome))
-        feedback = yield from _feedback(run, strategy, seen.outcome)
-        replies = _feedback_messages(seen.outcome, feedback)
+        text = yield from _feedback.feedback(run.fail(strategy, seen.outcome.error))
+        replies = _feedback.replies(seen.outcome, text)
         if seen.ordinary_calls:
             return run.pending([message, *replies])
+        if one_call:
+            return run.pending([message, *replies], retry=True)
         run.history.extend([message, *replies])
 
 
@@ -274,7 +325,12 @@ def _fall_back(
     if not run.plan.auto or len(order) == 1:
         if isinstance(error, DialectError):
             raise error
-        raise ProviderRejectedError(order[0], error) from error
+        raise ProviderRejectedError(
+            order[0],
+            error,
+            attempt=run.progress["attempts"],
+            usage=_usage(run.progress["usage"]),
+        ) from error
     run.fallback(order[0], order[1], error)
     return order[1:]
 
@@ -303,96 +359,6 @@ def render(value: Any, limit: int) -> str:
         return clip(str(value), limit)
     except Exception:  # noqa: BLE001 - any failure to render falls back to the type
         return f"<{type(value).__name__}>"
-
-
-def _feedback_messages(failed: Failed, feedback: str) -> list[BaseMessage]:
-    if failed.call_ids:
-        return [
-            ToolMessage(
-                content=feedback if n < FULL_REPLIES else SEE_ABOVE,
-                tool_call_id=call_id,
-                name=name,
-            )
-            for n, (call_id, name) in enumerate(failed.call_ids)
-        ]
-    return [HumanMessage(content=feedback)]
-
-
-def _feedback(run: _Run, strategy: StrategyName, failed: Failed) -> Generator[Step, Any, str]:
-    error = failed.error
-    run.fail(error)
-    if _out_of_retries(run, error):
-        raise _exhausted(run, error)
-    context = ErrorContext(
-        error=error,
-        attempt=run.progress["attempts"],
-        max_retries=run.plan.max_retries,
-        ai_message=error.ai_message if hasattr(error, "ai_message") else None,
-        variant_names=run.plan.schemas.names,
-        kind=error.kind,
-        strategy=strategy,
-        state=run.state,
-        previous_errors=tuple(run.errors[:-1]),
-    )
-    decision = _decide(run.plan.policy, error, context)
-    if isinstance(decision, str):
-        return clip(decision, run.plan.limits.max_feedback_chars)
-    try:
-        result = yield decision
-    except StopIteration as exc:
-        raise _handler_error(run, error, "handle_errors raised StopIteration") from exc
-    except RuntimeError as exc:
-        # A coroutine turns an escaping StopIteration into this RuntimeError.
-        if not isinstance(exc.__cause__, StopIteration):
-            raise
-        stop = exc.__cause__
-        raise _handler_error(run, error, "handle_errors raised StopIteration") from stop
-    if not isinstance(result, str):
-        problem = f"handle_errors must return a str, got {type(result).__name__}"
-        raise _handler_error(run, error, problem) from error
-    return clip(result, run.plan.limits.max_feedback_chars)
-
-
-def _handler_error(run: _Run, error: AttemptError, problem: str) -> ErrorHandlerError:
-    return ErrorHandlerError(
-        problem,
-        error=error,
-        ai_message=getattr(error, "ai_message", None),
-        attempt=run.progress["attempts"],
-        usage=_usage(run.progress["usage"]),
-    )
-
-
-def _out_of_retries(run: _Run, error: AttemptError) -> bool:
-    if run.progress["attempts"] > run.plan.max_retries:
-        return True
-    # A cut-off answer gets one more chance; a second one will not fare better.
-    return error.kind == "truncation" and run.progress["kinds"].count("truncation") > 1
-
-
-def _exhausted(run: _Run, error: AttemptError) -> Exception:
-    if error.kind == "truncation":
-        return error
-    return StructuredOutputRetryError(
-        run.errors,
-        ai_message=getattr(error, "ai_message", None),
-        usage=_usage(run.progress["usage"]),
-    )
-
-
-def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:
-    """Turn the compiled `handle_errors` into feedback text, a call to make, or a raise."""
-    if policy.mode == "raise":
-        raise error
-    if policy.mode == "call":
-        assert policy.handler is not None  # compile_policy sets it for "call"
-        args = (error, context) if policy.with_context else (error,)
-        return Invoke(policy.handler, args)
-    if policy.types is not None and not isinstance(error, policy.types):
-        raise error
-    if policy.types is None and error.kind == "refusal":
-        raise error  # a refusal is an answer, not a mistake: never retried by default
-    return policy.text if policy.text is not None else ERROR_TEMPLATE.format(error=str(error))
 
 
 def with_history(messages: Sequence[BaseMessage], step: CallModel) -> list[BaseMessage]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.messages.ai import UsageMetadata
 
 from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
 from langchain_structx._parse import Parsed, Repair, coerce, parse_json
@@ -39,6 +40,19 @@ _LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length
 _REFUSAL_REASONS = frozenset(
     {"refusal", "content_filter", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """The context every failure of one reply is created with."""
+
+    message: AIMessage
+    attempt: int = 1
+    usage: UsageMetadata | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """Keyword arguments for a run-time failure's constructor."""
+        return {"ai_message": self.message, "attempt": self.attempt, "usage": self.usage}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,16 +99,28 @@ class Interpretation:
     ordinary_calls: bool = False
 
 
-def interpret(plan: Plan, spec: CallSpec, message: AIMessage) -> Interpretation:
-    """Interpret `message` as the answer to a call made with `spec`."""
+def interpret(
+    plan: Plan,
+    spec: CallSpec,
+    message: AIMessage,
+    *,
+    attempt: int = 1,
+    usage: UsageMetadata | None = None,
+) -> Interpretation:
+    """Interpret `message` as the answer to a call made with `spec`.
+
+    A failure is created with its context (`message`, `attempt`, `usage`), never
+    completed afterwards.
+    """
+    at = Stamp(message, attempt, usage)
     refusal = refusal_text(message)
     if refusal is not None:
-        return Interpretation(Failed(StructuredOutputRefusal(refusal, ai_message=message)))
+        return Interpretation(Failed(StructuredOutputRefusal(refusal, **at.fields())))
     if spec.strategy == "tool":
-        return _interpret_tool(plan, message, spec.tool_restore)
+        return _interpret_tool(plan, at, spec.tool_restore)
     if message.tool_calls:
         return Interpretation(None, ordinary_calls=True)
-    return Interpretation(_from_text(plan, message, spec.restore))
+    return Interpretation(_from_text(plan, at, spec.restore))
 
 
 def refusal_text(message: AIMessage) -> str | None:
@@ -120,37 +146,37 @@ def is_truncated(message: AIMessage) -> bool:
     return reason in _LENGTH_REASONS
 
 
-def _interpret_tool(plan: Plan, message: AIMessage, restores: Restores) -> Interpretation:
+def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation:
     names = plan.tool_names
-    valid = [c for c in message.tool_calls if c["name"] in names]
-    broken = [c for c in message.invalid_tool_calls if c.get("name") in names]
-    ordinary = any(c["name"] not in names for c in message.tool_calls)
+    valid = [c for c in at.message.tool_calls if c["name"] in names]
+    broken = [c for c in at.message.invalid_tool_calls if c.get("name") in names]
+    ordinary = any(c["name"] not in names for c in at.message.tool_calls)
     ids = tuple((c.get("id") or "", c.get("name") or "") for c in [*valid, *broken])
     if len(ids) > 1:
-        error = MultipleOutputsError([name for _, name in ids], ai_message=message)
+        error = MultipleOutputsError([name for _, name in ids], **at.fields())
         return Interpretation(Failed(error, ids), ordinary)
     if valid:
         call = valid[0]
-        outcome = _decode_args(plan, call["name"], call["args"], message, (), restores)
+        outcome = _decode_args(plan, call["name"], call["args"], at, (), restores)
         return Interpretation(_with_call(outcome, ids), ordinary)
     if broken:
-        outcome = _from_broken_call(plan, broken[0], message, ids, restores)
+        outcome = _from_broken_call(plan, broken[0], at, ids, restores)
         return Interpretation(outcome, ordinary)
     if ordinary:
         return Interpretation(None, ordinary_calls=True)
-    written = _call_in_text(plan, message, restores)
-    return Interpretation(written if written is not None else Failed(_missing(plan, message)))
+    written = _call_in_text(plan, at, restores)
+    return Interpretation(written if written is not None else Failed(_missing(plan, at)))
 
 
 _ARGUMENT_KEYS = ("arguments", "parameters", "args")
 
 
-def _call_in_text(plan: Plan, message: AIMessage, restores: Restores) -> Found | Failed | None:
+def _call_in_text(plan: Plan, at: Stamp, restores: Restores) -> Found | Failed | None:
     """A structured call the model wrote as text, as chat templates often make it do."""
-    if not message.text.strip():
+    if not at.message.text.strip():
         return None
     try:
-        parsed = parse_json(message.text, limits=plan.limits)
+        parsed = parse_json(at.message.text, limits=plan.limits)
     except JSONParseError:
         return None
     call = parsed.value
@@ -165,7 +191,7 @@ def _call_in_text(plan: Plan, message: AIMessage, restores: Restores) -> Found |
     if not isinstance(args, dict):
         return None
     note = Repair("tool_call_in_text", f"read the {call['name']} call the model wrote as text")
-    return _decode_args(plan, call["name"], args, message, (*parsed.repairs, note), restores)
+    return _decode_args(plan, call["name"], args, at, (*parsed.repairs, note), restores)
 
 
 def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Found | Failed:
@@ -177,7 +203,7 @@ def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Fou
 def _from_broken_call(
     plan: Plan,
     call: Any,
-    message: AIMessage,
+    at: Stamp,
     ids: tuple[tuple[str, str], ...],
     restores: Restores,
 ) -> Found | Failed:
@@ -185,49 +211,45 @@ def _from_broken_call(
     try:
         parsed = parse_json(call.get("args") or "", limits=plan.limits)
     except JSONParseError as exc:
-        return Failed(_parse_failure(name, exc, message), ids)
-    outcome = _decode_args(plan, name, parsed.value, message, parsed.repairs, restores)
+        return Failed(_parse_failure(name, exc, at), ids)
+    outcome = _decode_args(plan, name, parsed.value, at, parsed.repairs, restores)
     return _with_call(outcome, ids)
 
 
-def _missing(plan: Plan, message: AIMessage) -> AttemptError:
-    if is_truncated(message):
+def _missing(plan: Plan, at: Stamp) -> AttemptError:
+    if is_truncated(at.message):
         return TruncatedOutputError(
             "The model ran out of tokens before calling a structured-output tool.",
-            ai_message=message,
+            **at.fields(),
         )
     names = ", ".join(plan.schemas.names)
     return MissingOutputError(
         "The answer must be given by calling one of these tools: "
         f"{names}. Do not answer in plain text.",
-        ai_message=message,
+        **at.fields(),
     )
 
 
-def _from_text(
-    plan: Plan, message: AIMessage, restore: Callable[[Any], Any] | None
-) -> Found | Failed:
-    text = message.text
+def _from_text(plan: Plan, at: Stamp, restore: Callable[[Any], Any] | None) -> Found | Failed:
+    text = at.message.text
     name = plan.output_name()
     if not text.strip():
-        if is_truncated(message):
-            return Failed(TruncatedOutputError("The answer was cut off.", ai_message=message))
+        if is_truncated(at.message):
+            return Failed(TruncatedOutputError("The answer was cut off.", **at.fields()))
         return Failed(
-            MissingOutputError(
-                "The answer was empty; reply with the JSON object.", ai_message=message
-            )
+            MissingOutputError("The answer was empty; reply with the JSON object.", **at.fields())
         )
     try:
         parsed = parse_json(text, limits=plan.limits)
     except JSONParseError as exc:
-        return _worded_as_text(Failed(_parse_failure(name, exc, message)))
+        return _worded_as_text(Failed(_parse_failure(name, exc, at)))
     if restore is not None:
         try:
             parsed = Parsed(restore(parsed.value), parsed.repairs)
         except OutputValidationError as exc:
             # A value too deep or too large to map back is a bad answer, retried as such.
-            return _worded_as_text(Failed(InvalidOutputError(name, exc, ai_message=message)))
-    return _worded_as_text(_decode_output(plan, parsed, message))
+            return _worded_as_text(Failed(InvalidOutputError(name, exc, **at.fields())))
+    return _worded_as_text(_decode_output(plan, parsed, at))
 
 
 def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
@@ -235,25 +257,30 @@ def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
     if not isinstance(error, InvalidOutputError):
         return outcome
     reworded = InvalidOutputError(
-        error.tool_name, error.source, ai_message=error.ai_message, via_tool=False
+        error.tool_name,
+        error.source,
+        ai_message=error.ai_message,
+        attempt=error.attempt,
+        usage=error.usage,
+        via_tool=False,
     )
     return Failed(reworded, outcome.call_ids if isinstance(outcome, Failed) else ())
 
 
-def _parse_failure(name: str, exc: JSONParseError, message: AIMessage) -> AttemptError:
-    if isinstance(exc, TruncatedJSONError) or is_truncated(message):
+def _parse_failure(name: str, exc: JSONParseError, at: Stamp) -> AttemptError:
+    if isinstance(exc, TruncatedJSONError) or is_truncated(at.message):
         return TruncatedOutputError(
             f"The output for '{name}' was cut off before the JSON was complete: {exc}",
-            ai_message=message,
+            **at.fields(),
         )
-    return InvalidOutputError(name, exc, ai_message=message)
+    return InvalidOutputError(name, exc, **at.fields())
 
 
 def _decode_args(
     plan: Plan,
     name: str,
     args: Any,
-    message: AIMessage,
+    at: Stamp,
     repairs: tuple[Repair, ...],
     restores: Restores,
 ) -> Found | Failed:
@@ -264,31 +291,31 @@ def _decode_args(
         try:
             args = restore(args)
         except OutputValidationError as exc:
-            return Failed(InvalidOutputError(name, exc, ai_message=message))
-    return _validate(plan, variant, args, message, repairs)
+            return Failed(InvalidOutputError(name, exc, **at.fields()))
+    return _validate(plan, variant, args, at, repairs)
 
 
-def _decode_output(plan: Plan, parsed: Parsed, message: AIMessage) -> Found | Failed:
+def _decode_output(plan: Plan, parsed: Parsed, at: Stamp) -> Found | Failed:
     if not plan.schemas.is_union:
-        return _validate(plan, plan.schemas.variants[0], parsed.value, message, parsed.repairs)
+        return _validate(plan, plan.schemas.variants[0], parsed.value, at, parsed.repairs)
     value = parsed.value
     if not (isinstance(value, dict) and ENVELOPE_KIND in value):
-        return _infer_kind(plan, value, message, parsed.repairs)
+        return _infer_kind(plan, value, at, parsed.repairs)
     # A variant may have a field called "kind" itself (a tagged union's usual
     # discriminator). Only `{"kind": <variant>, "data": ...}` is taken as the
     # envelope first; anything else, or an envelope that fails, is also tried
     # as a bare variant, and the envelope's error is kept for the feedback.
-    enveloped = _from_envelope(plan, value, message, parsed.repairs)
+    enveloped = _from_envelope(plan, value, at, parsed.repairs)
     if isinstance(enveloped, Found) and set(value) == {ENVELOPE_KIND, ENVELOPE_DATA}:
         return enveloped
-    inferred = _infer_kind(plan, value, message, parsed.repairs)
+    inferred = _infer_kind(plan, value, at, parsed.repairs)
     if isinstance(inferred, Found):
         return inferred
     return enveloped
 
 
 def _from_envelope(
-    plan: Plan, value: dict[str, Any], message: AIMessage, repairs: tuple[Repair, ...]
+    plan: Plan, value: dict[str, Any], at: Stamp, repairs: tuple[Repair, ...]
 ) -> Found | Failed:
     kind = value[ENVELOPE_KIND]
     variant = plan.schemas.get(kind) if isinstance(kind, str) else None
@@ -296,23 +323,21 @@ def _from_envelope(
         names = ", ".join(repr(n) for n in plan.schemas.names)
         issue = ValidationIssue((ENVELOPE_KIND,), f"must be one of {names}, got {kind!r}")
         error = OutputValidationError(plan.output_name(), [issue])
-        return Failed(InvalidOutputError(plan.output_name(), error, ai_message=message))
+        return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
     if ENVELOPE_DATA not in value:
         issue = ValidationIssue((), f"'{ENVELOPE_DATA}' is required but missing")
         error = OutputValidationError(plan.output_name(), [issue])
-        return Failed(InvalidOutputError(variant.name, error, ai_message=message))
-    return _validate(plan, variant, value[ENVELOPE_DATA], message, repairs)
+        return Failed(InvalidOutputError(variant.name, error, **at.fields()))
+    return _validate(plan, variant, value[ENVELOPE_DATA], at, repairs)
 
 
-def _infer_kind(
-    plan: Plan, value: Any, message: AIMessage, repairs: tuple[Repair, ...]
-) -> Found | Failed:
+def _infer_kind(plan: Plan, value: Any, at: Stamp, repairs: tuple[Repair, ...]) -> Found | Failed:
     # Small models often drop the envelope; accept the object when exactly one
     # variant fits it, so the data is not thrown away for a formality.
     matches = [
         found
         for variant in plan.schemas.variants
-        if isinstance(found := _validate(plan, variant, value, message, repairs), Found)
+        if isinstance(found := _validate(plan, variant, value, at, repairs), Found)
     ]
     if len(matches) == 1:
         note = Repair("infer_kind", f"took the answer as {matches[0].variant} (no envelope)")
@@ -323,11 +348,11 @@ def _infer_kind(
         (), f'expected {{"{ENVELOPE_KIND}": {names}, "{ENVELOPE_DATA}": ...}}; the object {detail}'
     )
     error = OutputValidationError(plan.output_name(), [issue])
-    return Failed(InvalidOutputError(plan.output_name(), error, ai_message=message))
+    return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
 
 
 def _validate(
-    plan: Plan, variant: Variant, data: Any, message: AIMessage, repairs: tuple[Repair, ...]
+    plan: Plan, variant: Variant, data: Any, at: Stamp, repairs: tuple[Repair, ...]
 ) -> Found | Failed:
     try:
         return Found(variant.validate(data, plan.limits), variant.name, repairs)
@@ -336,9 +361,9 @@ def _validate(
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
     coerced = coerce(data, variant.json_schema) if plan.coerce else None
     if coerced is None or not coerced.repairs:
-        return Failed(InvalidOutputError(variant.name, first_error, ai_message=message))
+        return Failed(InvalidOutputError(variant.name, first_error, **at.fields()))
     try:
         value = variant.validate(coerced.value, plan.limits)
     except OutputValidationError as exc:
-        return Failed(InvalidOutputError(variant.name, exc, ai_message=message))
+        return Failed(InvalidOutputError(variant.name, exc, **at.fields()))
     return Found(value, variant.name, (*repairs, *coerced.repairs))

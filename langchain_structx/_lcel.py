@@ -34,6 +34,7 @@ from langchain_structx import _engine
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._drive import Done
 from langchain_structx._plan import CallSpec, Plan
+from langchain_structx._shell import labels
 from langchain_structx.errors import (
     AttemptError,
     MissingOutputError,
@@ -58,9 +59,6 @@ _LANGCHAIN_STRATEGIES = (lc.ToolStrategy, lc.ProviderStrategy, lc.AutoStrategy)
 REPORT_EVENT = "structured_output_report"
 """Name of the custom event that carries the report of a successful run."""
 
-ATTEMPT_KEY = "structx_attempt"
-STRATEGY_KEY = "structx_strategy"
-VARIANT_KEY = "structx_variant"
 
 RETURNED_ERRORS = (AttemptError, StructuredOutputRetryError)
 """Failures that `include_raw=True` returns as `parsing_error` instead of raising.
@@ -125,24 +123,6 @@ def to_messages(value: LanguageModelInput) -> list[BaseMessage]:
     raise UserError(
         f"Expected a str, a list of messages or a PromptValue, got {type(value).__name__}."
     )
-
-
-def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:
-    """Run metadata and tags naming the attempt, strategy and (if fixed) variant.
-
-    Examples:
-        >>> from langchain_structx._plan import build_plan, CallSpec
-        >>> plan = build_plan({"title": "Tag", "type": "object"})
-        >>> step = _engine.CallModel(CallSpec(strategy="tool"), (), attempt=2)
-        >>> labels(plan, step)["tags"]
-        ['structx:attempt:2', 'structx:strategy:tool']
-    """
-    strategy = step.spec.strategy
-    metadata: dict[str, Any] = {ATTEMPT_KEY: step.attempt, STRATEGY_KEY: strategy}
-    if not plan.schemas.is_union:
-        metadata[VARIANT_KEY] = plan.schemas.names[0]
-    tags = [f"structx:attempt:{step.attempt}", f"structx:strategy:{strategy}"]
-    return {"metadata": metadata, "tags": tags}
 
 
 _METHODS = {"tool": "function_calling", "provider": "json_schema", "prompted": "json_mode"}

@@ -23,7 +23,8 @@ catches LangChain's errors keeps working::
         │   ├── MultipleOutputsError    (+ langchain MultipleStructuredOutputsError)
         │   ├── TruncatedOutputError    the model stopped before the output was complete
         │   ├── MissingOutputError      prose where a structured answer was required
-        │   └── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError)
+        │   ├── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError)
+        │   └── EarlierAttemptError     an earlier attempt, rebuilt after a resume elsewhere
         ├── ProviderRejectedError       the provider refused the request itself
         ├── ErrorHandlerError (+ TypeError) a handle_errors callable broke its contract
         └── StructuredOutputRetryError  every allowed attempt failed
@@ -99,8 +100,9 @@ class StructuredOutputFailure(StructxError, StructuredOutputError):
         # LangChain's error classes take their own positional arguments; bypass
         # them so that every subclass here shares one constructor.
         Exception.__init__(self, clip(message, MESSAGE_CHARS))
-        if ai_message is not None:
-            self.ai_message = ai_message
+        # LangChain declares `ai_message: AIMessage`; a run-time failure that
+        # happened before any reply (a provider rejection) has None.
+        self.ai_message = ai_message  # type: ignore[assignment]
         self.attempt = attempt
         self.usage = usage
 
@@ -112,6 +114,20 @@ class AttemptError(StructuredOutputFailure):
     """
 
     kind: FailureKind = "validation"
+
+
+class EarlierAttemptError(AttemptError):
+    """An earlier attempt's error, rebuilt from the checkpoint of a resumed run.
+
+    A run that resumes in another process has only what its checkpoint keeps of
+    the attempts before: their wording and kind. They reach `handle_errors`
+    (in `ErrorContext.previous_errors`) and `StructuredOutputRetryError.errors`
+    as this class, with no AI message.
+    """
+
+    def __init__(self, message: str, *, kind: FailureKind, attempt: int) -> None:
+        self.kind = kind
+        super().__init__(message, attempt=attempt)
 
 
 class InvalidOutputError(AttemptError, StructuredOutputValidationError):
@@ -241,11 +257,20 @@ class ProviderRejectedError(StructuredOutputFailure):
         strategy: The strategy whose request was rejected.
     """
 
-    def __init__(self, strategy: str, source: BaseException) -> None:
+    def __init__(
+        self,
+        strategy: str,
+        source: BaseException,
+        *,
+        attempt: int = 0,
+        usage: UsageMetadata | None = None,
+    ) -> None:
         self.strategy = strategy
         self.source = source
         text = clip(str(source), MESSAGE_CHARS)
-        super().__init__(f"The provider rejected the {strategy} strategy: {text}")
+        super().__init__(
+            f"The provider rejected the {strategy} strategy: {text}", attempt=attempt, usage=usage
+        )
 
 
 class ErrorHandlerError(StructuredOutputFailure, TypeError):
@@ -307,6 +332,7 @@ class StructuredOutputRetryError(StructuredOutputFailure):
 __all__ = (
     "AttemptError",
     "DialectError",
+    "EarlierAttemptError",
     "ErrorHandlerError",
     "FailureKind",
     "InvalidOutputError",

@@ -20,9 +20,10 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Union, cast
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
 
 from langchain.agents import create_agent as _langchain_create_agent
+from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
@@ -33,19 +34,16 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ToolCallRequest,
 )
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from langchain_structx import _drive, _engine, streaming
+from langchain_structx import _agent, _engine, _shell
+from langchain_structx._agent import PROGRESS_KEY
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
-from langchain_structx._plan import CallSpec, Plan, build_plan
-from langchain_structx.nodes import reset_structured_output
-from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY, StructuredReport
-
-PROGRESS_KEY = "structx_progress"
+from langchain_structx._plan import Plan, build_plan
+from langchain_structx.report import StructuredReport
 
 
 class StructuredAgentState(AgentState[Any]):
@@ -62,6 +60,13 @@ class StructuredAgentState(AgentState[Any]):
 
 class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
     """Adds reliable structured output to a LangChain agent.
+
+    Each model call of the agent makes one attempt. With its `retry_router()`
+    first in the middleware list, a failed attempt sends the agent back to its
+    model step, so every retry is a model call that the other middleware
+    (call limits, summarisation, human review) and the checkpointer see, as in
+    LangChain. Without the router, retries happen inside the model call.
+    Our `create_agent` adds both for you.
 
     Args:
         response_format: One of our strategies, LangChain's `ToolStrategy`,
@@ -81,8 +86,9 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         >>> model = ScriptedChatModel(responses=['{"city": "Oslo"}'])
         >>> schema = {"title": "City", "type": "object",
         ...           "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        >>> structured = StructuredOutputMiddleware(PromptedStrategy(schema))
         >>> agent = langchain_create_agent(
-        ...     model, middleware=[StructuredOutputMiddleware(PromptedStrategy(schema))])
+        ...     model, middleware=[structured.retry_router(), structured])
         >>> agent.invoke({"messages": [("user", "Where?")]})["structured_response"]
         {'city': 'Oslo'}
     """
@@ -96,8 +102,23 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         self.plan: Plan = build_plan(response_format)
         self.fallback_memory = fallback_memory if fallback_memory is not None else FallbackMemory()
         self.tools = []
-        self.state_schema = typed_state_schema(StructuredAgentState, self.plan)
+        self.state_schema = _agent.typed_state_schema(StructuredAgentState, self.plan)
         self._overrides: dict[int, tuple[Any, Plan]] = {}
+        self._one_call = False
+        self._errors = _agent.ErrorCache()
+
+    def retry_router(self) -> StructuredOutputRetryRouter:
+        """The companion that sends each retry back through the agent's model step.
+
+        Put it first in the agent's middleware list (this middleware goes last):
+        its `after_model` hook then runs after every other one, so each retry
+        passes every other middleware's hooks and is checkpointed.
+
+        Returns:
+            The router; from now on this middleware makes one attempt per call.
+        """
+        self._one_call = True
+        return StructuredOutputRetryRouter(self.state_schema)
 
     def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Clear what an earlier turn left, so it never leaks into this one.
@@ -105,7 +126,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         Model calls overwrite these keys too; this step also covers a turn that
         fails before any answer, which leaves no writes of its own.
         """
-        return {**reset_structured_output(state), PROGRESS_KEY: None}
+        return {**_shell.reset_structured_output(state), PROGRESS_KEY: None}
 
     async def abefore_agent(
         self, state: StructuredAgentState, runtime: Runtime[Any]
@@ -118,19 +139,16 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
-        """Run the attempt loop around the model call."""
-        progress, answered = _progress_of(request)
+        """Make the next attempt (or, without the router, every attempt) of the run."""
+        progress, answered = _agent.progress_of(request)
         if answered:
-            return _already_answered(request)
+            return _agent.already_answered(request)
         plan = self._plan_for(request)
-        sink = streaming.EventSink()
 
         def call(step: _engine.CallModel) -> AIMessage:
-            return streaming.watched(
-                sink, plan, step, lambda: _ai_message(handler(_extend(request, step)))
-            )
+            return _agent.ai_message(handler(_agent.extend(request, step)))
 
-        return _respond(_drive.drive(self._loop(plan, request, progress), call), sink)
+        return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
 
     async def awrap_model_call(
         self,
@@ -138,22 +156,15 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
         """Async form of `wrap_model_call`."""
-        progress, answered = _progress_of(request)
+        progress, answered = _agent.progress_of(request)
         if answered:
-            return _already_answered(request)
+            return _agent.already_answered(request)
         plan = self._plan_for(request)
-        sink = streaming.EventSink()
 
         async def call(step: _engine.CallModel) -> AIMessage:
-            async def once() -> AIMessage:
-                return _ai_message(await handler(_extend(request, step)))
+            return _agent.ai_message(await handler(_agent.extend(request, step)))
 
-            return await streaming.awatched(sink, plan, step, once)
-
-        loop = self._loop(plan, request, progress)
-        response = _respond(await _drive.adrive(loop, call), sink)
-        await sink.flush()
-        return response
+        return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
 
     def wrap_tool_call(
         self,
@@ -198,114 +209,43 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
             progress=progress,
             memory=self.fallback_memory,
             tools=request.tools,
+            one_call=self._one_call,
+            earlier=self._errors.get(progress),
         )
 
+    def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:
+        self._errors.keep(result)
+        return _agent.respond(result, sink)
 
-def _progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
-    """The run to continue, and whether this turn's answer is already in.
 
-    A finished run whose answer is the last AI message, followed only by tool
-    results, means the model called ordinary tools beside its answer: they have
-    run, and the turn is over. A finished run followed by anything else is an
-    earlier turn, so a new run starts.
+class StructuredOutputRetryRouter(AgentMiddleware[StructuredAgentState, Any]):
+    """Sends the agent back to its model step while a structured run wants a retry.
+
+    Made by `StructuredOutputMiddleware.retry_router()`; goes first in the
+    middleware list, so its `after_model` hook is the last to run.
     """
-    progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
-    if not progress or not progress["done"]:
-        return progress, False
-    return None, _only_tool_results_after(request.messages, progress["answer_id"])
 
+    def __init__(self, state_schema: type[Any]) -> None:
+        super().__init__()
+        self.state_schema = state_schema
+        self.tools = []
 
-def _only_tool_results_after(messages: Sequence[Any], answer_id: str | None) -> bool:
-    for message in reversed(messages):
-        if isinstance(message, AIMessage):
-            return answer_id is not None and message.id == answer_id
-        if not isinstance(message, ToolMessage):
-            return False
-    return False
+    @hook_config(can_jump_to=["model"])
+    def after_model(
+        self, state: StructuredAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Jump back to the model when the last attempt failed and may be retried."""
+        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
+        if progress and progress.get("retry"):
+            return {"jump_to": "model"}
+        return None
 
-
-def _already_answered(request: ModelRequest[Any]) -> ExtendedModelResponse[Any]:
-    value = request.state.get(RESPONSE_KEY)
-    return ExtendedModelResponse(model_response=ModelResponse(result=[], structured_response=value))
-
-
-TYPES_KEY = "structx_response_types"
-
-
-def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
-    """A subclass of `base` whose private `structx_response_types` key names our types.
-
-    LangGraph builds its checkpoint allowlist (under `LANGGRAPH_STRICT_MSGPACK`)
-    from the types in the state schema. The key is never written; declaring it is
-    what lets Pydantic models and dataclasses in `structured_response` survive a
-    checkpoint round trip with no configuration.
-    """
-    classes = tuple(v.source for v in plan.schemas.variants if v.kind in ("pydantic", "dataclass"))
-    if not classes:
-        return base
-    annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007
-    namespace = {"__annotations__": {TYPES_KEY: annotation}, "__module__": base.__module__}
-    metaclass: Any = type(base)
-    return cast("type[Any]", metaclass(base.__name__, (base,), namespace))
-
-
-def _extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[Any]:
-    spec = step.spec
-    system = request.system_message
-    if spec.system_suffix:
-        base = system.text if system is not None else ""
-        system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
-    return request.override(
-        messages=cast("list[AnyMessage]", _engine.with_history(request.messages, step)),
-        tools=[*request.tools, *_as_tools(spec)],
-        tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
-        model_settings={**request.model_settings, **spec.model_settings},
-        system_message=system,
-        response_format=None,
-    )
-
-
-def _never(**_: Any) -> str:
-    raise RuntimeError("structured-output tools are answered by the middleware, never run")
-
-
-def _as_tools(spec: CallSpec) -> tuple[BaseTool, ...]:
-    # Specs are cached per plan, so their tools are built once per spec.
-    found: tuple[BaseTool, ...] | None = spec.derived.get("tools")
-    if found is None:
-        found = spec.derived["tools"] = tuple(
-            StructuredTool(
-                name=tool["function"]["name"],
-                description=tool["function"]["description"],
-                args_schema=tool["function"]["parameters"],
-                func=_never,
-            )
-            for tool in spec.tools
-        )
-    return found
-
-
-def _ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
-    if isinstance(response, AIMessage):
-        return response
-    for message in reversed(response.result):
-        if isinstance(message, AIMessage):
-            return message
-    raise TypeError("the model call returned no AI message")
-
-
-def _respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedModelResponse[Any]:
-    # Every model call writes these keys, so nothing from an earlier turn survives.
-    update: dict[str, Any] = {PROGRESS_KEY: result.progress, KIND_KEY: None, REPORT_KEY: None}
-    if result.report is None:
-        update[RESPONSE_KEY] = None
-    else:
-        update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
-        sink.finish(result.value, result.report)
-    return ExtendedModelResponse(
-        model_response=ModelResponse(result=result.messages, structured_response=result.value),
-        command=Command(update=update),
-    )
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(
+        self, state: StructuredAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async form of `after_model`."""
+        return self.after_model(state, runtime)
 
 
 def create_agent(
@@ -337,7 +277,9 @@ def create_agent(
         model: A chat model or an `init_chat_model` string.
         tools: Tools the agent may call.
         system_prompt: System prompt for every model call.
-        middleware: Further middleware; ours runs innermost, next to the model.
+        middleware: Further middleware. Ours wraps the model call innermost,
+            next to the model; its retry router goes first, so that each retry
+            passes every other middleware's hooks.
         response_format: The structured-output strategy or schema, or None.
         state_schema: Custom state schema.
         context_schema: Runtime context schema.
@@ -360,7 +302,7 @@ def create_agent(
     if response_format is not None:
         ours = StructuredOutputMiddleware(response_format)
         ours.plan.check_tools(list(tools or ()))
-        stack.append(ours)
+        stack = [ours.retry_router(), *stack, ours]
     extra: dict[str, Any] = {}
     if transformers is not None:
         extra["transformers"] = transformers
@@ -386,6 +328,7 @@ def create_agent(
 __all__ = (
     "StructuredAgentState",
     "StructuredOutputMiddleware",
+    "StructuredOutputRetryRouter",
     "create_agent",
 )
 

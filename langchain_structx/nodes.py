@@ -34,10 +34,11 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
 
-from langchain_structx import _drive, _engine, streaming
+from langchain_structx import _engine, _shell
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx._schema import normalize
+from langchain_structx._shell import reset_structured_output
 from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 from langchain_structx.strategies import (
@@ -46,6 +47,7 @@ from langchain_structx.strategies import (
     ProviderStrategy,
     ToolStrategy,
 )
+from langchain_structx.streaming import EventSink
 
 
 class StructuredOutputNode:
@@ -91,30 +93,22 @@ class StructuredOutputNode:
     def __call__(self, state: Any) -> dict[str, Any] | Command[Any]:
         """Run the node synchronously."""
         messages = self._messages(state)
-        sink = streaming.EventSink()
 
         def call(step: _engine.CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
-            return streaming.watched(sink, self.plan, step, lambda: bound.invoke(prompt))
+            return bound.invoke(prompt)  # type: ignore[no-any-return]
 
-        return self._update(_drive.drive(self._loop(state), call), sink)
+        return _shell.run(self.plan, self._loop(state), call, self._update)
 
     async def acall(self, state: Any) -> dict[str, Any] | Command[Any]:
         """Run the node asynchronously."""
         messages = self._messages(state)
-        sink = streaming.EventSink()
 
         async def call(step: _engine.CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
+            return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
 
-            async def once() -> AIMessage:
-                return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
-
-            return await streaming.awatched(sink, self.plan, step, once)
-
-        update = self._update(await _drive.adrive(self._loop(state), call), sink)
-        await sink.flush()
-        return update
+        return await _shell.arun(self.plan, self._loop(state), call, self._update)
 
     def as_runnable(self) -> Runnable[Any, Any]:
         """This node as a `Runnable` with sync and async paths."""
@@ -147,15 +141,9 @@ class StructuredOutputNode:
         head: list[BaseMessage] = [SystemMessage("\n\n".join(parts))] if parts else []
         return [*head, *_engine.with_history(messages, step)]
 
-    def _update(
-        self, result: _engine.RunResult, sink: streaming.EventSink
-    ) -> dict[str, Any] | Command[Any]:
+    def _update(self, result: _engine.RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
         if result.report is None:
-            error = MissingOutputError(
-                "The model called tools that this node does not have.",
-                ai_message=_last_ai(result.messages),
-            )
-            raise StructuredOutputRetryError([error], ai_message=error.ai_message, usage=None)
+            raise _no_tools_here(result)
         sink.finish(result.value, result.report)
         update: dict[str, Any] = {
             RESPONSE_KEY: result.value,
@@ -184,6 +172,21 @@ def _announcing(node: StructuredOutputNode, targets: Any) -> Any:
     call.__annotations__ = {"state": Any, "return": Command[Literal[names]]}  # type: ignore[valid-type]
     call.__doc__ = StructuredOutputNode.__call__.__doc__
     return types.MethodType(call, node)
+
+
+def _no_tools_here(result: _engine.RunResult) -> StructuredOutputRetryError:
+    """The failure of a run that stopped to call tools this node does not have."""
+    progress = result.progress or _engine.new_progress()
+    usage = _engine.usage_of(progress)
+    error = MissingOutputError(
+        "The model called tools that this node does not have.",
+        ai_message=_last_ai(result.messages),
+        attempt=progress["attempts"] + 1,
+        usage=usage,
+    )
+    return StructuredOutputRetryError(
+        [*result.errors, error], ai_message=error.ai_message, usage=usage
+    )
 
 
 def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
@@ -260,21 +263,6 @@ def structured_output_node(
         record_messages=record_messages,
         fallback_memory=fallback_memory,
     )
-
-
-def reset_structured_output(state: Any) -> dict[str, Any]:
-    """A graph node that clears the structured-output keys at the start of a turn.
-
-    A node that fails writes nothing, so without this a turn whose extraction
-    fails would leave the previous turn's `structured_response` in the thread.
-    Put it first: `graph.add_node("reset", reset_structured_output)` and
-    `graph.add_edge(START, "reset")`. (Our `create_agent` does this by itself.)
-
-    Examples:
-        >>> reset_structured_output({"structured_response": 1})["structured_response"] is None
-        True
-    """
-    return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None}
 
 
 def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:

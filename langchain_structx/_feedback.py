@@ -1,0 +1,157 @@
+"""What the attempt loop does with a failed attempt: feedback, a handler call, or a raise.
+
+The user's `handle_errors` was compiled once into an `ErrorPolicy` when the plan
+was built; here it is only applied. Everything in this module is driven by
+`_engine.attempt_loop`, which owns the run's bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.ai import UsageMetadata
+
+from langchain_structx._clip import clip
+from langchain_structx._extract import Failed
+from langchain_structx._plan import Plan
+from langchain_structx.errors import AttemptError, ErrorHandlerError, StructuredOutputRetryError
+from langchain_structx.strategies import ErrorContext, ErrorPolicy, StrategyName
+
+ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
+"""Default feedback, worded as LangChain words it."""
+
+SEE_ABOVE = "Error: see the message for the first structured call."
+"""Feedback for the structured calls of a message past the first `FULL_REPLIES`,
+so that thousands of calls do not each cost a full feedback message."""
+
+FULL_REPLIES = 8
+"""Structured calls of one message that each get the full feedback, as in LangChain."""
+
+
+@dataclass(frozen=True, slots=True)
+class Invoke:
+    """Step: call a user function, awaiting it if it returns an awaitable."""
+
+    fn: Any
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed attempt as the policy sees it.
+
+    Attributes:
+        plan: The response format's plan.
+        strategy: The strategy of the attempt.
+        error: What went wrong, created with its attempt and usage.
+        earlier: The errors of the run's earlier attempts.
+        kinds: The failure kind of every attempt so far, this one included.
+        state: Agent or graph state, shown to error handlers.
+    """
+
+    plan: Plan
+    strategy: StrategyName
+    error: AttemptError
+    earlier: Sequence[AttemptError]
+    kinds: Sequence[str]
+    state: Mapping[str, Any]
+
+
+def feedback(failure: Failure) -> Generator[Invoke, Any, str]:
+    """The feedback text for a failed attempt, calling the user's handler if it is one.
+
+    Raises:
+        AttemptError: When the policy says not to retry this error, or a
+            cut-off answer came twice.
+        StructuredOutputRetryError: When the retry budget is spent.
+        ErrorHandlerError: When the handler misbehaves.
+    """
+    error, plan = failure.error, failure.plan
+    if _out_of_retries(failure):
+        raise _exhausted(failure)
+    context = ErrorContext(
+        error=error,
+        attempt=error.attempt,
+        max_retries=plan.max_retries,
+        ai_message=error.ai_message,
+        variant_names=plan.schemas.names,
+        kind=error.kind,
+        strategy=failure.strategy,
+        state=failure.state,
+        previous_errors=tuple(failure.earlier),
+    )
+    decision = _decide(plan.policy, error, context)
+    if isinstance(decision, str):
+        return clip(decision, plan.limits.max_feedback_chars)
+    try:
+        result = yield decision
+    except StopIteration as exc:
+        raise _handler_error(error, "handle_errors raised StopIteration") from exc
+    except RuntimeError as exc:
+        # A coroutine turns an escaping StopIteration into this RuntimeError.
+        if not isinstance(exc.__cause__, StopIteration):
+            raise
+        raise _handler_error(error, "handle_errors raised StopIteration") from exc.__cause__
+    if not isinstance(result, str):
+        problem = f"handle_errors must return a str, got {type(result).__name__}"
+        raise _handler_error(error, problem) from error
+    return clip(result, plan.limits.max_feedback_chars)
+
+
+def replies(failed: Failed, text: str) -> list[BaseMessage]:
+    """The messages that carry `text` back to the model: a tool answer per call, or a turn."""
+    if failed.call_ids:
+        return [
+            ToolMessage(
+                content=text if n < FULL_REPLIES else SEE_ABOVE,
+                tool_call_id=call_id,
+                name=name,
+            )
+            for n, (call_id, name) in enumerate(failed.call_ids)
+        ]
+    return [HumanMessage(content=text)]
+
+
+def _handler_error(error: AttemptError, problem: str) -> ErrorHandlerError:
+    return ErrorHandlerError(
+        problem,
+        error=error,
+        ai_message=error.ai_message,
+        attempt=error.attempt,
+        usage=error.usage,
+    )
+
+
+def _out_of_retries(failure: Failure) -> bool:
+    if failure.error.attempt > failure.plan.max_retries:
+        return True
+    # A cut-off answer gets one more chance; a second one will not fare better.
+    return failure.error.kind == "truncation" and failure.kinds.count("truncation") > 1
+
+
+def _exhausted(failure: Failure) -> Exception:
+    error = failure.error
+    if error.kind == "truncation":
+        return error
+    usage: UsageMetadata | None = error.usage
+    return StructuredOutputRetryError(
+        [*failure.earlier, error], ai_message=error.ai_message, usage=usage
+    )
+
+
+def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:
+    """Apply the compiled `handle_errors`: feedback text, a call to make, or a raise."""
+    if policy.mode == "raise":
+        raise error
+    if policy.mode == "call":
+        assert policy.handler is not None  # compile_policy sets it for "call"
+        args = (error, context) if policy.with_context else (error,)
+        return Invoke(policy.handler, args)
+    if policy.types is not None and not isinstance(error, policy.types):
+        raise error
+    if policy.types is None and error.kind == "refusal":
+        raise error  # a refusal is an answer, not a mistake: never retried by default
+    return policy.text if policy.text is not None else ERROR_TEMPLATE.format(error=str(error))

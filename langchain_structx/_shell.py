@@ -1,0 +1,110 @@
+"""What every face of the engine does around the attempt loop, written once.
+
+A face (the agent middleware, the graph node) differs only in how it calls the
+model and what it writes back. `run` and `arun` are the rest: a stream-event
+sink, the loop's driver, model calls labelled with the attempt in the trace,
+the result turned into the face's update, and the buffered events flushed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs, var_child_runnable_config
+
+from langchain_structx import _drive, _engine, streaming
+from langchain_structx._plan import Plan
+from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
+
+T = TypeVar("T")
+
+Loop = Generator[_engine.Step, Any, _engine.RunResult]
+Finish = Callable[[_engine.RunResult, streaming.EventSink], T]
+
+ATTEMPT_KEY = "structx_attempt"
+STRATEGY_KEY = "structx_strategy"
+VARIANT_KEY = "structx_variant"
+
+
+def run(
+    plan: Plan, loop: Loop, call: Callable[[_engine.CallModel], AIMessage], finish: Finish[T]
+) -> T:
+    """Drive `loop` synchronously, calling the model with `call`, and `finish` its result."""
+    sink = streaming.EventSink()
+
+    def watched(step: _engine.CallModel) -> AIMessage:
+        with labelled(plan, step):
+            return streaming.watched(sink, plan, step, lambda: call(step))
+
+    return finish(_drive.drive(loop, watched), sink)
+
+
+async def arun(
+    plan: Plan,
+    loop: Loop,
+    call: Callable[[_engine.CallModel], Awaitable[AIMessage]],
+    finish: Finish[T],
+) -> T:
+    """Async form of `run`; stream events buffered by the sink are flushed at the end."""
+    sink = streaming.EventSink()
+
+    async def watched(step: _engine.CallModel) -> AIMessage:
+        with labelled(plan, step):
+            return await streaming.awatched(sink, plan, step, lambda: call(step))
+
+    result = finish(await _drive.adrive(loop, watched), sink)
+    await sink.flush()
+    return result
+
+
+def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:
+    """Run metadata and tags naming the attempt, strategy and (if fixed) variant.
+
+    Examples:
+        >>> from langchain_structx._plan import build_plan, CallSpec
+        >>> plan = build_plan({"title": "Tag", "type": "object"})
+        >>> step = _engine.CallModel(CallSpec(strategy="tool"), (), attempt=2)
+        >>> labels(plan, step)["tags"]
+        ['structx:attempt:2', 'structx:strategy:tool']
+    """
+    strategy = step.spec.strategy
+    metadata: dict[str, Any] = {ATTEMPT_KEY: step.attempt, STRATEGY_KEY: strategy}
+    if not plan.schemas.is_union:
+        metadata[VARIANT_KEY] = plan.schemas.names[0]
+    tags = [f"structx:attempt:{step.attempt}", f"structx:strategy:{strategy}"]
+    return {"metadata": metadata, "tags": tags}
+
+
+@contextmanager
+def labelled(plan: Plan, step: _engine.CallModel) -> Iterator[None]:
+    """Label the model runs started inside with `labels(plan, step)`.
+
+    The faces call the model with no config of their own; LangChain then takes
+    the config of the surrounding run from a context variable, which this sets
+    for the duration of the call.
+    """
+    outer = var_child_runnable_config.get()
+    token = var_child_runnable_config.set(merge_configs(outer, labels(plan, step)))
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def reset_structured_output(state: Any) -> dict[str, Any]:
+    """A graph node that clears the structured-output keys at the start of a turn.
+
+    A node that fails writes nothing, so without this a turn whose extraction
+    fails would leave the previous turn's `structured_response` in the thread.
+    Put it first: `graph.add_node("reset", reset_structured_output)` and
+    `graph.add_edge(START, "reset")`. (Our `create_agent` does this by itself.)
+
+    Examples:
+        >>> reset_structured_output({"structured_response": 1})["structured_response"] is None
+        True
+    """
+    return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None}
