@@ -1,0 +1,250 @@
+"""Every attempt is a model call that LangChain's middleware, traces and checkpoints see.
+
+Our `create_agent` puts a retry router first and our middleware last: each failed
+attempt ends the model step with its feedback, and the router sends the agent
+back to the model, through every other middleware's hooks, as LangChain's own
+structured-output retries do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain.agents import create_agent as langchain_create_agent
+from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
+from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
+
+from langchain_structx import (
+    PromptedStrategy,
+    ProviderStrategy,
+    StructuredOutputMiddleware,
+    ToolStrategy,
+    create_agent,
+    structured_output_node,
+)
+from langchain_structx.errors import EarlierAttemptError, StructuredOutputRetryError
+from langchain_structx.testing import ScriptedChatModel, tool_call
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+
+
+@tool
+def lookup(name: str) -> str:
+    """Look a person up."""
+    return f"{name}: ada@example.org"
+
+
+BAD_TOOL = AIMessage("", tool_calls=[tool_call("Contact", {"name": "Ada"})])
+GOOD_TOOL = AIMessage(
+    "", tool_calls=[tool_call("Contact", {"name": "Ada", "email": "ada@example.org"})]
+)
+BAD_TEXT = '{"name": "Ada"}'
+GOOD_TEXT = '{"name": "Ada", "email": "ada@example.org"}'
+
+STRATEGIES = {
+    "tool": (ToolStrategy, BAD_TOOL, GOOD_TOOL),
+    "prompted": (PromptedStrategy, BAD_TEXT, GOOD_TEXT),
+    "provider": (ProviderStrategy, BAD_TEXT, GOOD_TEXT),
+}
+
+
+def never_valid(strategy: str) -> tuple[Any, ScriptedChatModel]:
+    cls, bad, _ = STRATEGIES[strategy]
+    return cls(Contact, max_retries=5), ScriptedChatModel(responses=[bad] * 10)
+
+
+def invoke(agent: Any, mode: str, value: Any, config: Any = None) -> Any:
+    if mode == "sync":
+        return agent.invoke(value, config)
+    import asyncio
+
+    return asyncio.run(agent.ainvoke(value, config))
+
+
+QUESTION = {"messages": [("user", "Ada, ada@example.org")]}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("tools", [[], [lookup]], ids=["no-tools", "with-tools"])
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_a_call_limit_stops_our_agent_where_it_stops_langchains(
+    strategy: str, tools: list[Any], mode: str
+) -> None:
+    stock_model = ScriptedChatModel(responses=[BAD_TOOL] * 10)
+    stock = langchain_create_agent(
+        stock_model,
+        tools,
+        response_format=LangChainToolStrategy(Contact),
+        middleware=[ModelCallLimitMiddleware(run_limit=2)],
+    )
+    invoke(stock, mode, QUESTION)
+    response_format, model = never_valid(strategy)
+    ours = create_agent(
+        model,
+        tools,
+        response_format=response_format,
+        middleware=[ModelCallLimitMiddleware(run_limit=2)],
+    )
+    state = invoke(ours, mode, QUESTION)
+    assert len(stock_model.calls) == 2
+    assert len(model.calls) == len(stock_model.calls)
+    assert state.get("structured_response") is None
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_a_call_limit_that_raises_raises_at_the_same_call(strategy: str) -> None:
+    response_format, model = never_valid(strategy)
+    limit = ModelCallLimitMiddleware(run_limit=3, exit_behavior="error")
+    agent = create_agent(model, response_format=response_format, middleware=[limit])
+    with pytest.raises(ModelCallLimitExceededError):
+        agent.invoke(QUESTION)
+    assert len(model.calls) == 3
+
+
+class Hooks(AgentMiddleware[Any, Any]):
+    """Records the order in which its hooks see the agent's model calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def before_model(self, state: Any, runtime: Any) -> None:
+        self.seen.append("before_model")
+
+    def after_model(self, state: Any, runtime: Any) -> None:
+        self.seen.append("after_model")
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.seen.append("wrap")
+        return handler(request)
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_other_middleware_sees_every_attempt_in_order(strategy: str) -> None:
+    cls, bad, good = STRATEGIES[strategy]
+    hooks = Hooks()
+    model = ScriptedChatModel(responses=[bad, bad, good])
+    agent = create_agent(model, response_format=cls(Contact), middleware=[hooks])
+    state = agent.invoke(QUESTION)
+    assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
+    assert state["structured_output_report"]["attempts"] == 3
+    assert hooks.seen == ["before_model", "wrap", "after_model"] * 3
+
+
+def test_without_the_router_the_middleware_retries_inside_one_model_call() -> None:
+    hooks = Hooks()
+    model = ScriptedChatModel(responses=[BAD_TOOL, GOOD_TOOL])
+    structured = StructuredOutputMiddleware(ToolStrategy(Contact))
+    agent = langchain_create_agent(model, middleware=[hooks, structured])
+    state = agent.invoke(QUESTION)
+    assert state["structured_output_report"]["attempts"] == 2
+    assert hooks.seen == ["before_model", "wrap", "after_model"]
+
+
+def test_with_the_router_a_raw_middleware_loops_through_the_graph() -> None:
+    hooks = Hooks()
+    model = ScriptedChatModel(responses=[BAD_TEXT, GOOD_TEXT])
+    structured = StructuredOutputMiddleware(PromptedStrategy(Contact))
+    agent = langchain_create_agent(model, middleware=[structured.retry_router(), hooks, structured])
+    state = agent.invoke(QUESTION)
+    assert state["structured_output_report"]["attempts"] == 2
+    assert hooks.seen == ["before_model", "wrap", "after_model"] * 2
+
+
+class Crash(RuntimeError):
+    """The process died during a model call."""
+
+
+def crash(messages: list[BaseMessage], call: Any) -> Exception:
+    return Crash("killed")
+
+
+@pytest.mark.parametrize("same_process", [True, False], ids=["same-agent", "new-agent"])
+def test_attempts_usage_and_budget_survive_a_resume_from_a_checkpoint(same_process: bool) -> None:
+    saver = InMemorySaver()
+    thread = {"configurable": {"thread_id": "t"}}
+    bad = AIMessage(
+        BAD_TEXT, usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+    )
+    model = ScriptedChatModel(responses=[bad, crash, bad])
+    strategy = PromptedStrategy(Contact, max_retries=1)
+    agent = create_agent(model, response_format=strategy, checkpointer=saver)
+    with pytest.raises(Crash):
+        agent.invoke(QUESTION, thread)
+    saved = agent.get_state(thread).values["structx_progress"]
+    assert saved["attempts"] == 1
+    assert saved["usage"]["total_tokens"] == 15
+    if not same_process:
+        agent = create_agent(model, response_format=strategy, checkpointer=saver)
+    # The resumed run has one retry left of its budget, not a fresh one.
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        agent.invoke(None, thread)
+    error = caught.value
+    assert error.n_attempts == 2
+    assert error.usage is not None and error.usage["total_tokens"] == 30
+    first = error.errors[0]
+    assert isinstance(first, EarlierAttemptError) is not same_process
+    assert first.kind == "validation" and first.attempt == 1
+    assert "email" in str(first)
+    assert len(model.calls) == 3
+
+
+class Labels(BaseCallbackHandler):
+    """Records the tags and metadata of every chat-model run, and custom events."""
+
+    def __init__(self) -> None:
+        self.models: list[tuple[list[str], dict[str, Any]]] = []
+        self.custom: list[str] = []
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.models.append((list(tags or []), dict(metadata or {})))
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self.custom.append(name)
+
+
+def labelled(handler: Labels) -> list[tuple[Any, Any, Any]]:
+    return [
+        (m.get("structx_attempt"), m.get("structx_strategy"), m.get("structx_variant"))
+        for _, m in handler.models
+    ]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("face", ["agent", "node"])
+def test_every_model_call_carries_its_attempt_strategy_and_variant(face: str, mode: str) -> None:
+    handler = Labels()
+    model = ScriptedChatModel(responses=[BAD_TOOL, GOOD_TOOL])
+    if face == "agent":
+        runnable: Any = create_agent(model, response_format=ToolStrategy(Contact))
+    else:
+        runnable = structured_output_node(model, ToolStrategy(Contact)).as_runnable()
+    invoke(runnable, mode, QUESTION, {"callbacks": [handler]})
+    assert labelled(handler) == [(1, "tool", "Contact"), (2, "tool", "Contact")]
+    tags = [t for tags, _ in handler.models for t in tags if t.startswith("structx:")]
+    assert tags == [
+        "structx:attempt:1",
+        "structx:strategy:tool",
+        "structx:attempt:2",
+        "structx:strategy:tool",
+    ]
