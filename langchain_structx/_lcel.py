@@ -68,7 +68,7 @@ raise; a rejected request or a broken `handle_errors` still raises.
 """
 
 
-def as_strategy(schema_or_strategy: Any, method: Method | None, strict: bool | None) -> Any:
+def strategy_for_method(schema_or_strategy: Any, method: Method | None, strict: bool | None) -> Any:
     """The strategy LangChain's `method` and `strict` mean for a schema.
 
     Raises:
@@ -77,9 +77,9 @@ def as_strategy(schema_or_strategy: Any, method: Method | None, strict: bool | N
 
     Examples:
         >>> schema = {"title": "Tag", "type": "object"}
-        >>> type(as_strategy(schema, "json_mode", None)).__name__
+        >>> type(strategy_for_method(schema, "json_mode", None)).__name__
         'PromptedStrategy'
-        >>> as_strategy(schema, "json_schema", True).strict
+        >>> strategy_for_method(schema, "json_schema", True).strict
         True
     """
     if isinstance(schema_or_strategy, (*_STRATEGIES, *_LANGCHAIN_STRATEGIES)):

@@ -28,6 +28,7 @@ from langchain_structx.strategies import (
     HandleErrors,
     PromptedStrategy,
     ProviderStrategy,
+    Strategy,
     StrategyName,
     ToolStrategy,
     compile_policy,
@@ -65,6 +66,7 @@ class Plan:
     """Everything the engine needs to know about one response format.
 
     Attributes:
+        strategy: The strategy object the plan was built from.
         schemas: The variants the answer may take.
         candidates: Strategies to try, in order; explicit strategies have one.
         auto: Whether the strategy was chosen automatically.
@@ -78,6 +80,7 @@ class Plan:
         limits: Bounds on the size, depth and checking time of each reply.
     """
 
+    strategy: Strategy
     schemas: SchemaSet
     candidates: tuple[StrategyName, ...]
     auto: bool
@@ -255,62 +258,17 @@ def _tool(variant: Variant, schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_plan(response_format: Any) -> Plan:
-    """Normalise anything accepted as `response_format` into a `Plan`.
+def as_strategy(response_format: Any) -> Strategy:
+    """Our strategy for anything accepted as a response format.
 
-    Args:
-        response_format: One of our strategies, LangChain's `ToolStrategy`,
-            `ProviderStrategy` or `AutoStrategy`, or a bare schema (meaning auto).
-
-    Returns:
-        The plan.
+    The one place that reads a bare schema as `AutoStrategy` and turns LangChain's
+    strategy objects into ours; every face goes through it.
 
     Raises:
-        UserError: When the format cannot be used.
+        UserError: For None.
     """
-    strategy = _from_langchain(response_format)
-    if not isinstance(strategy, (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)):
-        strategy = AutoStrategy(strategy)
-    schemas = normalize(strategy.schema)
-    common: dict[str, Any] = {
-        "schemas": schemas,
-        "handle_errors": strategy.handle_errors,
-        "max_retries": strategy.max_retries,
-        "coerce": strategy.coerce,
-        "limits": strategy.limits,
-        "policy": compile_policy(strategy.handle_errors),
-    }
-    if isinstance(strategy, AutoStrategy):
-        return Plan(
-            candidates=strategy.order,
-            auto=True,
-            strict=strategy.strict,
-            json_mode=strategy.json_mode,
-            tool_message_content=strategy.tool_message_content,
-            **common,
-        )
-    return Plan(candidates=(_name_of(strategy),), auto=False, **_options(strategy), **common)
-
-
-def _name_of(strategy: ToolStrategy[Any] | ProviderStrategy[Any] | PromptedStrategy[Any]) -> Any:
-    if isinstance(strategy, ToolStrategy):
-        return "tool"
-    return "provider" if isinstance(strategy, ProviderStrategy) else "prompted"
-
-
-def _options(strategy: Any) -> dict[str, Any]:
-    if isinstance(strategy, ToolStrategy):
-        return {"tool_message_content": strategy.tool_message_content}
-    if isinstance(strategy, ProviderStrategy):
-        return {"strict": strategy.strict}
-    return {"json_mode": strategy.json_mode}
-
-
-LANGCHAIN_UNBOUNDED_RETRIES = 3
-"""Retry bound given to LangChain strategy objects, which have none of their own."""
-
-
-def _from_langchain(response_format: Any) -> Any:
+    if isinstance(response_format, _OURS):
+        return response_format
     from langchain.agents import structured_output as lc
 
     if response_format is None:
@@ -320,10 +278,45 @@ def _from_langchain(response_format: Any) -> Any:
             response_format.schema,
             tool_message_content=response_format.tool_message_content,
             handle_errors=response_format.handle_errors,
-            max_retries=LANGCHAIN_UNBOUNDED_RETRIES,
+            max_retries=LANGCHAIN_RETRY_BOUND,
         )
     if isinstance(response_format, lc.ProviderStrategy):
         return ProviderStrategy(response_format.schema, strict=response_format.schema_spec.strict)
     if isinstance(response_format, lc.AutoStrategy):
         return AutoStrategy(response_format.schema)
-    return response_format
+    return AutoStrategy(response_format)
+
+
+_OURS = (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)
+
+LANGCHAIN_RETRY_BOUND = 3
+"""Retries given to LangChain's strategy objects: LangChain sets no bound of its own."""
+
+
+def build_plan(response_format: Any) -> Plan:
+    """Normalise anything accepted as `response_format` into a `Plan`.
+
+    Args:
+        response_format: One of our strategies, LangChain's `ToolStrategy`,
+            `ProviderStrategy` or `AutoStrategy`, or a bare schema (meaning auto).
+
+    Returns:
+        The plan, which keeps the strategy object it was built from.
+
+    Raises:
+        UserError: When the format cannot be used.
+    """
+    strategy = as_strategy(response_format)
+    auto = isinstance(strategy, AutoStrategy)
+    return Plan(
+        strategy=strategy,
+        schemas=normalize(strategy.schema),
+        candidates=strategy.candidates,
+        auto=auto,
+        handle_errors=strategy.handle_errors,
+        max_retries=strategy.max_retries,
+        coerce=strategy.coerce,
+        limits=strategy.limits,
+        policy=compile_policy(strategy.handle_errors),
+        **strategy.plan_options(),
+    )

@@ -51,13 +51,7 @@ from langchain_structx._version import __version__
 from langchain_structx.errors import StructuredOutputFailure, UserError
 from langchain_structx.middleware import create_agent
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
-from langchain_structx.strategies import (
-    AutoStrategy,
-    PromptedStrategy,
-    ProviderStrategy,
-    Strategy,
-    ToolStrategy,
-)
+from langchain_structx.strategies import STRATEGIES, Strategy
 
 __all__ = (
     "DEFAULT_SYSTEM_PROMPT",
@@ -108,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--model-path", help="a GGUF file for the local model")
     add("--n-ctx", type=int, help="the local model's context window, in tokens (default 4096)")
     add("--threads", type=int, help="CPU threads for the local model (default: every core)")
-    add("--strategy", choices=("auto", "provider", "tool", "prompted"), default="auto")
+    add("--strategy", choices=tuple(STRATEGIES), default="auto")
     add("--max-retries", type=int, default=3)
     add("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
     add("--stream", action="store_true", help="show the object as it grows (one text only)")
@@ -126,14 +120,8 @@ def _parser() -> argparse.ArgumentParser:
 def build_strategy(schemas: Sequence[Any], name: str, max_retries: int) -> Strategy:
     """The strategy object for `--strategy`."""
     schema: Any = schemas[0] if len(schemas) == 1 else list(schemas)
-    kinds = {
-        "auto": AutoStrategy,
-        "provider": ProviderStrategy,
-        "tool": ToolStrategy,
-        "prompted": PromptedStrategy,
-    }
     try:
-        return kinds[name](schema, max_retries=max_retries)  # type: ignore[no-any-return]
+        return STRATEGIES[name](schema, max_retries=max_retries)  # type: ignore[no-any-return]
     except UserError as exc:
         raise CliError(str(exc)) from None
 

@@ -52,13 +52,7 @@ from langchain_structx.report import (
     RESPONSE_KEY,
     StructuredReport,
 )
-from langchain_structx.strategies import (
-    AutoStrategy,
-    PromptedStrategy,
-    ProviderStrategy,
-    Strategy,
-    ToolStrategy,
-)
+from langchain_structx.strategies import STRATEGIES, Strategy
 from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
 
 MAX_RETRIES_LIMIT = 10
@@ -68,13 +62,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "You extract information from the user's text. Use only facts stated in the text; "
     "copy names, numbers and addresses exactly as written."
 )
-
-_STRATEGIES: dict[str, type[Any]] = {
-    "auto": AutoStrategy,
-    "provider": ProviderStrategy,
-    "tool": ToolStrategy,
-    "prompted": PromptedStrategy,
-}
 
 
 class ExtractionInput(TypedDict):
@@ -138,9 +125,9 @@ def request_strategy(request: ExtractionInput) -> Strategy:
     schemas = schema if isinstance(schema, list) else [schema]
     if not schemas or not all(isinstance(s, dict) for s in schemas):
         raise UserError("schema must be a JSON schema object or a list of them")
-    kind = _STRATEGIES.get(str(request.get("strategy", "auto")))
+    kind = STRATEGIES.get(str(request.get("strategy", "auto")))
     if kind is None:
-        raise UserError(f"strategy must be one of {sorted(_STRATEGIES)}")
+        raise UserError(f"strategy must be one of {sorted(STRATEGIES)}")
     retries = request.get("max_retries", 3)
     if type(retries) is not int or not 0 <= retries <= MAX_RETRIES_LIMIT:
         raise UserError(f"max_retries must be a whole number from 0 to {MAX_RETRIES_LIMIT}")

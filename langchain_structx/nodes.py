@@ -36,17 +36,11 @@ from langgraph.types import Command
 
 from langchain_structx import _engine, _shell
 from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._plan import CallSpec, Plan, build_plan
+from langchain_structx._plan import CallSpec, Plan, as_strategy, build_plan
 from langchain_structx._schema import normalize
 from langchain_structx._shell import reset_structured_output
 from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
-from langchain_structx.strategies import (
-    AutoStrategy,
-    PromptedStrategy,
-    ProviderStrategy,
-    ToolStrategy,
-)
 from langchain_structx.streaming import EventSink
 
 
@@ -360,9 +354,7 @@ def route_by_kind(
 def _names_of(schema: Any) -> tuple[str, ...]:
     if isinstance(schema, StructuredOutputNode):
         return schema.variant_names
-    if isinstance(schema, (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)):
-        return normalize(schema.schema).names
-    return normalize(schema).names
+    return normalize(as_strategy(schema).schema).names
 
 
 __all__ = (

@@ -42,7 +42,7 @@ from langchain_structx._lcel import (
     RETURNED_ERRORS,
     LcelRun,
     Method,
-    as_strategy,
+    strategy_for_method,
     to_messages,
 )
 from langchain_structx._plan import Plan, build_plan
@@ -346,7 +346,7 @@ def with_structured_output(
         model = init_chat_model(model)
     if not isinstance(model, BaseChatModel):
         raise UserError(f"model must be a chat model, got {type(model).__name__}")
-    plan = build_plan(as_strategy(schema_or_strategy, method, strict))
+    plan = build_plan(strategy_for_method(schema_or_strategy, method, strict))
     return StructuredOutputRunnable(
         model, plan, include_raw=include_raw, fallback_memory=fallback_memory
     )

@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
@@ -35,6 +35,9 @@ SchemaInput: TypeAlias = "type[SchemaT] | UnionType | dict[str, Any] | Sequence[
 
 StrategyName = Literal["provider", "tool", "prompted"]
 """The concrete ways of asking a model for structured output."""
+
+ANSWERING: tuple[StrategyName, ...] = ("provider", "tool", "prompted")
+"""The strategies that ask a model for an answer (AutoStrategy picks among them)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,12 +170,22 @@ class ToolStrategy(_Options, Generic[SchemaT]):
         'Saved.'
     """
 
+    name: ClassVar[StrategyName] = "tool"
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     tool_message_content: str | None = None
     """Text of the tool message that answers the structured call; by default it
     repeats the structured response."""
+
+    @property
+    def candidates(self) -> tuple[StrategyName, ...]:
+        """The strategies a run of this one may use: itself."""
+        return (self.name,)
+
+    def plan_options(self) -> dict[str, Any]:
+        """The options of this strategy a plan keeps."""
+        return {"tool_message_content": self.tool_message_content}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,12 +200,22 @@ class ProviderStrategy(_Options, Generic[SchemaT]):
         True
     """
 
+    name: ClassVar[StrategyName] = "provider"
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     strict: bool | None = None
     """Ask the provider for strict schema adherence, rewriting the schema into its
     strict dialect; None leaves the provider's default."""
+
+    @property
+    def candidates(self) -> tuple[StrategyName, ...]:
+        """The strategies a run of this one may use: itself."""
+        return (self.name,)
+
+    def plan_options(self) -> dict[str, Any]:
+        """The options of this strategy a plan keeps."""
+        return {"strict": self.strict}
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,11 +229,21 @@ class PromptedStrategy(_Options, Generic[SchemaT]):
         True
     """
 
+    name: ClassVar[StrategyName] = "prompted"
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
     json_mode: bool = False
     """Also ask for the provider's JSON mode (`{"type": "json_object"}`)."""
+
+    @property
+    def candidates(self) -> tuple[StrategyName, ...]:
+        """The strategies a run of this one may use: itself."""
+        return (self.name,)
+
+    def plan_options(self) -> dict[str, Any]:
+        """The options of this strategy a plan keeps."""
+        return {"json_mode": self.json_mode}
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +260,7 @@ class AutoStrategy(_Options, Generic[SchemaT]):
         ('provider', 'tool', 'prompted')
     """
 
+    name: ClassVar[Literal["auto"]] = "auto"
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
@@ -241,9 +275,22 @@ class AutoStrategy(_Options, Generic[SchemaT]):
 
     def __post_init__(self) -> None:
         _Options.__post_init__(self)
-        unknown = set(self.order) - {"provider", "tool", "prompted"}
+        unknown = set(self.order) - set(ANSWERING)
         if unknown or not self.order:
             raise UserError(f"order must name provider, tool or prompted; got {self.order!r}")
+
+    @property
+    def candidates(self) -> tuple[StrategyName, ...]:
+        """The strategies a run may use, in order of preference."""
+        return self.order
+
+    def plan_options(self) -> dict[str, Any]:
+        """The options of this strategy a plan keeps: those of each strategy it may pick."""
+        return {
+            "strict": self.strict,
+            "tool_message_content": self.tool_message_content,
+            "json_mode": self.json_mode,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -307,6 +354,12 @@ Strategy: TypeAlias = (
     "ToolStrategy[Any] | ProviderStrategy[Any] | PromptedStrategy[Any] | AutoStrategy[Any]"
 )
 """Any of the four strategies."""
+
+STRATEGIES: Mapping[str, type[Any]] = {
+    cls.name: cls for cls in (AutoStrategy, ProviderStrategy, ToolStrategy, PromptedStrategy)
+}
+"""Every strategy class by its name: the one registry the CLI, the server graphs
+and the plan builder read."""
 
 __all__ = (
     "AutoStrategy",
