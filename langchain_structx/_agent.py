@@ -12,7 +12,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired, Union, cast
 
+from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
@@ -20,7 +23,9 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.runtime import Runtime
 from langgraph.types import Command
+from typing_extensions import TypedDict
 
 from langchain_structx import _engine, streaming
 from langchain_structx._plan import CallSpec, Plan
@@ -70,6 +75,32 @@ class ErrorCache:
             self._runs.move_to_end(run_id)
             while len(self._runs) > self._size:
                 self._runs.popitem(last=False)
+
+
+class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
+    """Sends the agent back to its model step while a structured run wants a retry.
+
+    Made by `StructuredOutputMiddleware.retry_router()`; goes first in the
+    middleware list, so its `after_model` hook is the last to run.
+    """
+
+    def __init__(self, state_schema: type[Any]) -> None:
+        super().__init__()
+        self.state_schema = state_schema
+        self.tools = []
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Jump back to the model when the last attempt failed and may be retried."""
+        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
+        if progress and progress.get("retry"):
+            return {"jump_to": "model"}
+        return None
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async form of `after_model`."""
+        return self.after_model(state, runtime)
 
 
 def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
@@ -178,3 +209,20 @@ def respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedMod
         model_response=ModelResponse(result=result.messages, structured_response=result.value),
         command=Command(update=update),
     )
+
+
+class AgentOptions(TypedDict, total=False):
+    """The keyword arguments of `create_agent` besides `response_format`, for its overloads."""
+
+    system_prompt: str | SystemMessage | None
+    middleware: Sequence[AgentMiddleware[Any, Any]]
+    state_schema: type[AgentState[Any]] | None
+    context_schema: type[Any] | None
+    checkpointer: Any
+    store: Any
+    interrupt_before: list[str] | None
+    interrupt_after: list[str] | None
+    debug: bool
+    name: str | None
+    cache: Any
+    transformers: Sequence[Any] | None

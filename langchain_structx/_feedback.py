@@ -17,8 +17,9 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_structx._clip import clip
 from langchain_structx._extract import Failed
 from langchain_structx._plan import Plan
+from langchain_structx._policy import ErrorPolicy
 from langchain_structx.errors import AttemptError, ErrorHandlerError, StructuredOutputRetryError
-from langchain_structx.strategies import ErrorContext, ErrorPolicy, StrategyName
+from langchain_structx.strategies import ErrorContext, StrategyName
 
 ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 """Default feedback, worded as LangChain words it."""

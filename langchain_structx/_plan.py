@@ -18,20 +18,19 @@ from langchain_structx._capabilities import tool_names
 from langchain_structx._envelope import ENVELOPE_DATA as ENVELOPE_DATA
 from langchain_structx._envelope import ENVELOPE_KIND as ENVELOPE_KIND
 from langchain_structx._envelope import envelope_schema
+from langchain_structx._policy import ErrorPolicy
 from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.strategies import (
     AutoStrategy,
-    ErrorPolicy,
     HandleErrors,
     PromptedStrategy,
     ProviderStrategy,
     Strategy,
     StrategyName,
     ToolStrategy,
-    compile_policy,
 )
 
 
@@ -274,8 +273,9 @@ def as_strategy(response_format: Any) -> Strategy:
     if response_format is None:
         raise UserError("response_format is required for structured output")
     if isinstance(response_format, lc.ToolStrategy):
+        schema: Any = response_format.schema
         return ToolStrategy(
-            response_format.schema,
+            schema,
             tool_message_content=response_format.tool_message_content,
             handle_errors=response_format.handle_errors,
             max_retries=LANGCHAIN_RETRY_BOUND,
@@ -317,6 +317,6 @@ def build_plan(response_format: Any) -> Plan:
         max_retries=strategy.max_retries,
         coerce=strategy.coerce,
         limits=strategy.limits,
-        policy=compile_policy(strategy.handle_errors),
+        policy=strategy.policy,
         **strategy.plan_options(),
     )

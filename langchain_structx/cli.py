@@ -154,7 +154,7 @@ class Extractor:
         self.remote = _remote_extractor(args, schemas) if args.server else None
         if self.remote is not None:
             return
-        self.agent = create_agent(
+        self.agent: Any = create_agent(
             load_model(_model_spec(args)), response_format=strategy, system_prompt=args.system
         )
 

@@ -20,30 +20,36 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Any, Generic, NotRequired, TypeAlias, overload
 
 from langchain.agents import create_agent as _langchain_create_agent
-from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ExtendedModelResponse,
+    InputAgentState,
     ModelRequest,
     ModelResponse,
     OmitFromInput,
+    OutputAgentState,
     PrivateStateAttr,
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from typing_extensions import TypeForm, TypeVar, Unpack
 
 from langchain_structx import _agent, _engine, _shell
-from langchain_structx._agent import PROGRESS_KEY
+from langchain_structx._agent import PROGRESS_KEY, StructuredOutputRetryRouter
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.report import StructuredReport
+from langchain_structx.strategies import AnyStrategy
+
+ResponseT = TypeVar("ResponseT", default=Any)
 
 
 class StructuredAgentState(AgentState[Any]):
@@ -58,7 +64,7 @@ class StructuredAgentState(AgentState[Any]):
     structx_progress: NotRequired[Annotated[_engine.Progress | None, PrivateStateAttr]]
 
 
-class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
+class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Generic[ResponseT]):
     """Adds reliable structured output to a LangChain agent.
 
     Each model call of the agent makes one attempt. With its `retry_router()`
@@ -94,6 +100,30 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
     """
 
     state_schema = StructuredAgentState
+
+    if TYPE_CHECKING:
+
+        @overload
+        def __init__(
+            self,
+            response_format: AnyStrategy[ResponseT],
+            *,
+            fallback_memory: FallbackMemory | None = None,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self,
+            response_format: TypeForm[ResponseT],
+            *,
+            fallback_memory: FallbackMemory | None = None,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: StructuredOutputMiddleware[Any],
+            response_format: dict[str, Any] | Sequence[Any],
+            *,
+            fallback_memory: FallbackMemory | None = None,
+        ) -> None: ...
 
     def __init__(
         self, response_format: Any, *, fallback_memory: FallbackMemory | None = None
@@ -218,34 +248,36 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any]):
         return _agent.respond(result, sink)
 
 
-class StructuredOutputRetryRouter(AgentMiddleware[StructuredAgentState, Any]):
-    """Sends the agent back to its model step while a structured run wants a retry.
+Agent: TypeAlias = (
+    "CompiledStateGraph[AgentState[ResponseT], Any, InputAgentState, OutputAgentState[ResponseT]]"
+)
+"""The compiled agent graph, typed by its structured response."""
 
-    Made by `StructuredOutputMiddleware.retry_router()`; goes first in the
-    middleware list, so its `after_model` hook is the last to run.
-    """
 
-    def __init__(self, state_schema: type[Any]) -> None:
-        super().__init__()
-        self.state_schema = state_schema
-        self.tools = []
-
-    @hook_config(can_jump_to=["model"])
-    def after_model(
-        self, state: StructuredAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Jump back to the model when the last attempt failed and may be retried."""
-        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
-        if progress and progress.get("retry"):
-            return {"jump_to": "model"}
-        return None
-
-    @hook_config(can_jump_to=["model"])
-    async def aafter_model(
-        self, state: StructuredAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async form of `after_model`."""
-        return self.after_model(state, runtime)
+@overload
+def create_agent(
+    model: Any,
+    tools: Sequence[Any] | None = None,
+    *,
+    response_format: AnyStrategy[ResponseT],
+    **options: Unpack[_agent.AgentOptions],
+) -> Agent[ResponseT]: ...
+@overload
+def create_agent(
+    model: Any,
+    tools: Sequence[Any] | None = None,
+    *,
+    response_format: TypeForm[ResponseT],
+    **options: Unpack[_agent.AgentOptions],
+) -> Agent[ResponseT]: ...
+@overload
+def create_agent(
+    model: Any,
+    tools: Sequence[Any] | None = None,
+    *,
+    response_format: dict[str, Any] | Sequence[Any] | None = None,
+    **options: Unpack[_agent.AgentOptions],
+) -> Agent[Any]: ...
 
 
 def create_agent(
@@ -265,7 +297,7 @@ def create_agent(
     name: str | None = None,
     cache: Any = None,
     transformers: Sequence[Any] | None = None,
-) -> Any:
+) -> Agent[Any]:
     """Create an agent like `langchain.agents.create_agent`, with reliable structured output.
 
     Takes exactly LangChain's arguments. `response_format` also accepts

@@ -10,6 +10,7 @@ Examples:
     >>> from typing import Any
     >>> from langchain_core.messages import AIMessage
     >>> from langgraph.graph import START, MessagesState, StateGraph
+    >>> from langchain_structx.strategies import PromptedStrategy
     >>> from langchain_structx.testing import ScriptedChatModel
     >>> class State(MessagesState):
     ...     structured_response: Any
@@ -27,24 +28,28 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Generic, Literal, overload
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
+from typing_extensions import TypeForm, TypeVar
 
 from langchain_structx import _engine, _shell
 from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._plan import CallSpec, Plan, as_strategy, build_plan
-from langchain_structx._schema import normalize
+from langchain_structx._plan import CallSpec, Plan, build_plan
+from langchain_structx._routing import KindRouter, check_routes, route_by_kind
 from langchain_structx._shell import reset_structured_output
-from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
+from langchain_structx.errors import MissingOutputError, StructuredOutputRetryError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
+from langchain_structx.strategies import AnyStrategy
 from langchain_structx.streaming import EventSink
 
+ResponseT = TypeVar("ResponseT", default=Any)
 
-class StructuredOutputNode:
+
+class StructuredOutputNode(Generic[ResponseT]):
     """A graph node that turns the conversation into a validated object.
 
     Build it with `structured_output_node`. It is callable with the state (sync)
@@ -207,6 +212,41 @@ def _as_mapping(state: Any) -> Mapping[str, Any]:
     return dict(vars(state)) if hasattr(state, "__dict__") else {}
 
 
+@overload
+def structured_output_node(
+    model: BaseChatModel | str,
+    response_format: AnyStrategy[ResponseT],
+    *,
+    messages_key: str = "messages",
+    system_prompt: str | None = None,
+    routes: Mapping[str, str] | None = None,
+    record_messages: bool = True,
+    fallback_memory: FallbackMemory | None = None,
+) -> StructuredOutputNode[ResponseT]: ...
+@overload
+def structured_output_node(
+    model: BaseChatModel | str,
+    response_format: TypeForm[ResponseT],
+    *,
+    messages_key: str = "messages",
+    system_prompt: str | None = None,
+    routes: Mapping[str, str] | None = None,
+    record_messages: bool = True,
+    fallback_memory: FallbackMemory | None = None,
+) -> StructuredOutputNode[ResponseT]: ...
+@overload
+def structured_output_node(
+    model: BaseChatModel | str,
+    response_format: dict[str, Any] | Sequence[Any],
+    *,
+    messages_key: str = "messages",
+    system_prompt: str | None = None,
+    routes: Mapping[str, str] | None = None,
+    record_messages: bool = True,
+    fallback_memory: FallbackMemory | None = None,
+) -> StructuredOutputNode[Any]: ...
+
+
 def structured_output_node(
     model: BaseChatModel | str,
     response_format: Any,
@@ -216,7 +256,7 @@ def structured_output_node(
     routes: Mapping[str, str] | None = None,
     record_messages: bool = True,
     fallback_memory: FallbackMemory | None = None,
-) -> StructuredOutputNode:
+) -> StructuredOutputNode[Any]:
     """Build a graph node that produces a validated structured response.
 
     Args:
@@ -257,104 +297,6 @@ def structured_output_node(
         record_messages=record_messages,
         fallback_memory=fallback_memory,
     )
-
-
-def check_routes(names: Sequence[str], routes: Mapping[str, str]) -> None:
-    """Check that every variant has a route and every route a variant.
-
-    Raises:
-        RouteError: Naming the variants without a route, or the unknown names.
-    """
-    _check_targets(routes.values())
-    problems = []
-    missing = [n for n in names if n not in routes]
-    if missing:
-        problems.append(f"No route for variant(s) {', '.join(missing)}; add them to routes.")
-    unknown = [n for n in routes if n not in names]
-    if unknown:
-        problems.append(
-            f"Route(s) for unknown variant(s) {', '.join(unknown)}; known: {', '.join(names)}."
-        )
-    if problems:
-        # Both at once: a misspelt variant is usually one of each.
-        raise RouteError(" ".join(problems))
-
-
-def _check_targets(targets: Any) -> None:
-    wrong = [t for t in targets if not isinstance(t, str) or not t]
-    if wrong:
-        raise RouteError(f"Routes must lead to node names, got {wrong!r}.")
-
-
-class KindRouter:
-    """A conditional-edge router from `structured_response_kind` to a node.
-
-    Its return annotation lists its destinations, so even without a `path_map`
-    LangGraph refuses at compile time a route to a node the graph lacks.
-
-    Attributes:
-        routes: Variant name to node name.
-        default: Node for states without a known kind, or None to raise.
-    """
-
-    def __init__(self, routes: Mapping[str, str], default: str | None) -> None:
-        _check_targets([*routes.values(), *([] if default is None else [default])])
-        self.routes = dict(routes)
-        self.default = default
-        if self.destinations:
-            # LangGraph reads `get_type_hints(router)` for a router without a path_map.
-            self.__annotations__ = {"return": Literal[tuple(self.destinations)]}
-
-    @property
-    def destinations(self) -> list[str]:
-        """Every node this router may go to; pass it as `path_map`."""
-        found = list(dict.fromkeys(self.routes.values()))
-        return [*found, self.default] if self.default and self.default not in found else found
-
-    def __call__(self, state: Any) -> str:
-        """Pick the next node for `state`."""
-        if isinstance(state, Mapping):
-            kind = state.get(KIND_KEY)
-        else:
-            kind = getattr(state, KIND_KEY, None)
-        if kind in self.routes:
-            return self.routes[kind]
-        if self.default is not None:
-            return self.default
-        raise RouteError(f"No route for structured_response_kind {kind!r}.")
-
-
-def route_by_kind(
-    routes: Mapping[str, str], *, schema: Any = None, default: str | None = None
-) -> KindRouter:
-    """A router for `add_conditional_edges` that follows the variant's name.
-
-    Args:
-        routes: Variant name to node name.
-        schema: The node, strategy or schema whose variants must all be routed;
-            given it, a missing route is an error now, not at run time.
-        default: Node for an unknown kind; without it an unknown kind raises.
-
-    Returns:
-        The router; use `graph.add_conditional_edges(src, router, router.destinations)`.
-
-    Raises:
-        RouteError: When `schema` has a variant without a route, or vice versa.
-
-    Examples:
-        >>> router = route_by_kind({"Contact": "save", "Event": "plan"})
-        >>> router({"structured_response_kind": "Event"})
-        'plan'
-    """
-    if schema is not None:
-        check_routes(_names_of(schema), routes)
-    return KindRouter(routes, default)
-
-
-def _names_of(schema: Any) -> tuple[str, ...]:
-    if isinstance(schema, StructuredOutputNode):
-        return schema.variant_names
-    return normalize(as_strategy(schema).schema).names
 
 
 __all__ = (

@@ -33,7 +33,7 @@ from langchain_core.callbacks.manager import (
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from typing_extensions import TypedDict, TypeVar
+from typing_extensions import TypedDict, TypeForm, TypeVar
 
 from langchain_structx import _drive
 from langchain_structx._capabilities import FallbackMemory
@@ -48,10 +48,7 @@ from langchain_structx._lcel import (
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.errors import UserError
 from langchain_structx.strategies import (
-    AutoStrategy,
-    PromptedStrategy,
-    ProviderStrategy,
-    ToolStrategy,
+    AnyStrategy,
 )
 
 T = TypeVar("T")
@@ -251,9 +248,7 @@ async def _once(value: LanguageModelInput) -> AsyncIterator[LanguageModelInput]:
     yield value
 
 
-_Typed: TypeAlias = (
-    "type[T] | ToolStrategy[T] | ProviderStrategy[T] | PromptedStrategy[T] | AutoStrategy[T]"
-)
+_Typed: TypeAlias = "AnyStrategy[T]"
 
 
 @overload
@@ -272,6 +267,30 @@ def with_structured_output(
 def with_structured_output(
     model: BaseChatModel | str,
     schema_or_strategy: _Typed[T],
+    *,
+    include_raw: Literal[True],
+    method: Method | None = None,
+    strict: bool | None = None,
+    fallback_memory: FallbackMemory | None = None,
+) -> Runnable[LanguageModelInput, RawOutput[T]]: ...
+
+
+@overload
+def with_structured_output(
+    model: BaseChatModel | str,
+    schema_or_strategy: TypeForm[T],
+    *,
+    include_raw: Literal[False] = False,
+    method: Method | None = None,
+    strict: bool | None = None,
+    fallback_memory: FallbackMemory | None = None,
+) -> Runnable[LanguageModelInput, T]: ...
+
+
+@overload
+def with_structured_output(
+    model: BaseChatModel | str,
+    schema_or_strategy: TypeForm[T],
     *,
     include_raw: Literal[True],
     method: Method | None = None,

@@ -14,24 +14,25 @@ Examples:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from types import UnionType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, overload
 
-from typing_extensions import TypeVar
+from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
+from langchain_structx._policy import ErrorPolicy, compile_policy
 from langchain_structx.errors import AttemptError, FailureKind, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
+    from langchain.agents import structured_output as lc
     from langchain_core.messages import AIMessage
 
 SchemaT = TypeVar("SchemaT", default=Any)
 
-SchemaInput: TypeAlias = "type[SchemaT] | UnionType | dict[str, Any] | Sequence[Any]"
-"""What a strategy accepts as its schema; a single class also types the result."""
+SchemaInput: TypeAlias = "TypeForm[SchemaT] | dict[str, Any] | Sequence[Any]"
+"""What a strategy accepts as its schema; a class or a union of classes also types
+the result (`ToolStrategy(Cat | Dog)` is a `ToolStrategy[Cat | Dog]`)."""
 
 StrategyName = Literal["provider", "tool", "prompted"]
 """The concrete ways of asking a model for structured output."""
@@ -111,6 +112,8 @@ class _Options:
     """Whether near-misses such as `"5"` for an integer are coerced before validation."""
     limits: Limits = DEFAULT_LIMITS
     """Bounds on the size, depth and checking time of each reply; see `Limits`."""
+    policy: ErrorPolicy = field(init=False, repr=False, compare=False)
+    """`handle_errors`, checked and compiled when the strategy is built."""
 
     def __post_init__(self) -> None:
         retries = self.max_retries
@@ -118,41 +121,31 @@ class _Options:
             raise UserError(f"max_retries must be a whole number >= 0, got {retries!r}")
         if not isinstance(self.limits, Limits):
             raise UserError(f"limits must be a Limits value, got {self.limits!r}")
-        check_handle_errors(self.handle_errors)
+        # Checked and compiled once, here: a wrong value fails when the strategy is built.
+        object.__setattr__(self, "policy", compile_policy(self.handle_errors))
 
 
-def check_handle_errors(policy: Any) -> None:
-    """Refuse a `handle_errors` value the engine could not act on.
-
-    Raises:
-        UserError: For anything but a bool, a string, an exception type, a
-            non-empty tuple of exception types, or a callable.
-
-    Examples:
-        >>> check_handle_errors((ValueError,))
-        >>> check_handle_errors(())
-        Traceback (most recent call last):
-        ...
-        langchain_structx.errors.UserError: handle_errors tuple must not be empty
-    """
-    if isinstance(policy, (bool, str)) or _is_exception_type(policy):
-        return
-    if isinstance(policy, tuple):
-        if not policy:
-            raise UserError("handle_errors tuple must not be empty")
-        wrong = [member for member in policy if not _is_exception_type(member)]
-        if wrong:
-            raise UserError(f"handle_errors tuple members must be exception types, got {wrong!r}")
-        return
-    if isinstance(policy, type) or not callable(policy):
-        raise UserError(
-            "handle_errors must be a bool, a str, an exception type or tuple of them, "
-            f"or a callable; got {policy!r}"
-        )
+class _CommonOptions(TypedDict, total=False):
+    handle_errors: HandleErrors
+    max_retries: int
+    coerce: bool
+    limits: Limits
 
 
-def _is_exception_type(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, Exception)
+class _ToolOptions(_CommonOptions, total=False):
+    tool_message_content: str | None
+
+
+class _ProviderOptions(_CommonOptions, total=False):
+    strict: bool | None
+
+
+class _PromptedOptions(_CommonOptions, total=False):
+    json_mode: bool
+
+
+class _AutoOptions(_ToolOptions, _ProviderOptions, _PromptedOptions, total=False):
+    order: tuple[StrategyName, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +162,19 @@ class ToolStrategy(_Options, Generic[SchemaT]):
         >>> ToolStrategy(Event, tool_message_content="Saved.").tool_message_content
         'Saved.'
     """
+
+    if TYPE_CHECKING:
+        # A class or a union of classes types the strategy; a dict schema is Any.
+
+        @overload
+        def __init__(self, schema: TypeForm[SchemaT], **options: Unpack[_ToolOptions]) -> None: ...
+        @overload
+        def __init__(
+            self: ToolStrategy[Any],
+            schema: dict[str, Any] | Sequence[Any],
+            **options: Unpack[_ToolOptions],
+        ) -> None: ...
+        def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[StrategyName] = "tool"
     schema: SchemaInput[SchemaT]
@@ -200,6 +206,21 @@ class ProviderStrategy(_Options, Generic[SchemaT]):
         True
     """
 
+    if TYPE_CHECKING:
+        # A class or a union of classes types the strategy; a dict schema is Any.
+
+        @overload
+        def __init__(
+            self, schema: TypeForm[SchemaT], **options: Unpack[_ProviderOptions]
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: ProviderStrategy[Any],
+            schema: dict[str, Any] | Sequence[Any],
+            **options: Unpack[_ProviderOptions],
+        ) -> None: ...
+        def __init__(self, schema: Any, **options: Any) -> None: ...
+
     name: ClassVar[StrategyName] = "provider"
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
@@ -228,6 +249,21 @@ class PromptedStrategy(_Options, Generic[SchemaT]):
         >>> PromptedStrategy({"title": "Tag", "type": "object"}, json_mode=True).json_mode
         True
     """
+
+    if TYPE_CHECKING:
+        # A class or a union of classes types the strategy; a dict schema is Any.
+
+        @overload
+        def __init__(
+            self, schema: TypeForm[SchemaT], **options: Unpack[_PromptedOptions]
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: PromptedStrategy[Any],
+            schema: dict[str, Any] | Sequence[Any],
+            **options: Unpack[_PromptedOptions],
+        ) -> None: ...
+        def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[StrategyName] = "prompted"
     schema: SchemaInput[SchemaT]
@@ -259,6 +295,19 @@ class AutoStrategy(_Options, Generic[SchemaT]):
         >>> AutoStrategy({"title": "Tag", "type": "object"}).order
         ('provider', 'tool', 'prompted')
     """
+
+    if TYPE_CHECKING:
+        # A class or a union of classes types the strategy; a dict schema is Any.
+
+        @overload
+        def __init__(self, schema: TypeForm[SchemaT], **options: Unpack[_AutoOptions]) -> None: ...
+        @overload
+        def __init__(
+            self: AutoStrategy[Any],
+            schema: dict[str, Any] | Sequence[Any],
+            **options: Unpack[_AutoOptions],
+        ) -> None: ...
+        def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[Literal["auto"]] = "auto"
     schema: SchemaInput[SchemaT]
@@ -293,67 +342,18 @@ class AutoStrategy(_Options, Generic[SchemaT]):
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorPolicy:
-    """`handle_errors`, decided once when the plan is built.
-
-    Attributes:
-        mode: Raise at once, retry with text, or call the user's handler.
-        text: Fixed feedback for "retry", or None for the default wording.
-        types: For "retry", the only exception types retried (refusals too),
-            or None for every failure but a refusal.
-        handler: The user's callable, for "call".
-        with_context: Whether the handler takes `(error, context)`.
-    """
-
-    mode: Literal["raise", "retry", "call"]
-    text: str | None = None
-    types: tuple[type[Exception], ...] | None = None
-    handler: Callable[..., Any] | None = None
-    with_context: bool = False
-
-
-def compile_policy(handle_errors: HandleErrors) -> ErrorPolicy:
-    """Turn a checked `handle_errors` value into an `ErrorPolicy`.
-
-    Examples:
-        >>> compile_policy(lambda error, context: "again").with_context
-        True
-        >>> compile_policy(ValueError).types
-        (<class 'ValueError'>,)
-    """
-    if handle_errors is False:
-        return ErrorPolicy(mode="raise")
-    if handle_errors is True:
-        return ErrorPolicy(mode="retry")
-    if isinstance(handle_errors, str):
-        return ErrorPolicy(mode="retry", text=handle_errors)
-    if isinstance(handle_errors, type):
-        return ErrorPolicy(mode="retry", types=(handle_errors,))
-    if isinstance(handle_errors, tuple):
-        return ErrorPolicy(mode="retry", types=handle_errors)
-    return ErrorPolicy(
-        mode="call", handler=handle_errors, with_context=_takes_context(handle_errors)
-    )
-
-
-def _takes_context(fn: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [
-        p
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
-
-
 Strategy: TypeAlias = (
     "ToolStrategy[Any] | ProviderStrategy[Any] | PromptedStrategy[Any] | AutoStrategy[Any]"
 )
 """Any of the four strategies."""
+
+AnyStrategy: TypeAlias = (
+    "ToolStrategy[SchemaT] | ProviderStrategy[SchemaT] | PromptedStrategy[SchemaT]"
+    " | AutoStrategy[SchemaT] | lc.ToolStrategy[SchemaT] | lc.ProviderStrategy[SchemaT]"
+    " | lc.AutoStrategy[SchemaT]"
+)
+"""A strategy object, ours or LangChain's, typed by its schema. With a bare schema
+(`TypeForm[SchemaT]`, or a dict for Any), this is what every face accepts."""
 
 STRATEGIES: Mapping[str, type[Any]] = {
     cls.name: cls for cls in (AutoStrategy, ProviderStrategy, ToolStrategy, PromptedStrategy)
@@ -362,6 +362,7 @@ STRATEGIES: Mapping[str, type[Any]] = {
 and the plan builder read."""
 
 __all__ = (
+    "AnyStrategy",
     "AutoStrategy",
     "ErrorContext",
     "ErrorHandler",
