@@ -7,6 +7,7 @@ thread, so the event loop keeps serving other requests meanwhile.
 
 `drive_stream` and `adrive_stream` do the same for a model call that streams:
 they pass on whatever the call yields (partial values) and end with `Done`.
+`drive` and `adrive` are the same loops with a model call that streams nothing.
 """
 
 from __future__ import annotations
@@ -50,17 +51,9 @@ AsyncModelStreamer: TypeAlias = Callable[[CallModel], AsyncIterator[Any]]
 
 def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> RunResult:
     """Run the loop synchronously."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        done, step = _advance(loop, send, error)
-        if done:
-            return step  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            send = call_model(step) if isinstance(step, CallModel) else _invoke_sync(step)
-        except Exception as exc:
-            send, error = _failed(step, exc)
+    # A stream of model calls that yield nothing but their reply ends with one item.
+    (done,) = drive_stream(loop, lambda step: iter((Done(call_model(step)),)))
+    return done.value  # type: ignore[no-any-return]
 
 
 async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller) -> RunResult:
@@ -69,27 +62,12 @@ async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCa
     A large reply is read (parsed, repaired, validated) on a worker thread, so
     one big answer does not stall every other request on the event loop.
     """
-    send: Any = None
-    error: BaseException | None = None
-    offload = False
-    while True:
-        if offload:
-            done, step = await asyncio.to_thread(_advance, loop, send, error)
-        else:
-            done, step = _advance(loop, send, error)
-        if done:
-            return step  # type: ignore[no-any-return]
-        send, error, offload = None, None, False
-        try:
-            if isinstance(step, CallModel):
-                send = await call_model(step)
-                offload = _size(send, step.offload_chars) > (step.offload_chars or 0)
-            else:
-                send = step.fn(*step.args)
-                if inspect.isawaitable(send):
-                    send = await send
-        except Exception as exc:
-            send, error = _failed(step, exc)
+
+    async def once(step: CallModel) -> AsyncIterator[Any]:
+        yield Done(await call_model(step))
+
+    items = [item async for item in adrive_stream(loop, once)]
+    return items[-1].value  # type: ignore[no-any-return]
 
 
 def _failed(step: Step, error: Exception) -> tuple[Any, Exception | None]:
@@ -131,13 +109,13 @@ def drive_stream(
             else:
                 send = _invoke_sync(step)
         except Exception as exc:
-            error = _thrown(step, exc)
+            send, error = _failed(step, exc)
 
 
 async def adrive_stream(
     loop: Generator[Step, Any, RunResult], stream_model: AsyncModelStreamer
 ) -> AsyncIterator[Any]:
-    """Async form of `drive_stream`; a large reply is read on a worker thread, as in `adrive`."""
+    """Async form of `drive_stream`; a large reply is read on a worker thread."""
     send: Any = None
     error: BaseException | None = None
     offload = False
@@ -163,7 +141,7 @@ async def adrive_stream(
                 if inspect.isawaitable(send):
                     send = await send
         except Exception as exc:
-            error = _thrown(step, exc)
+            send, error = _failed(step, exc)
 
 
 def _thrown(step: Step, error: Exception) -> Exception:
