@@ -2,7 +2,8 @@
 
 `echo` answers with the user's text (so a text that is an object's JSON extracts
 to that object) and reports 15 tokens per call. `CLI_TEST_BLOCK_ON=TEXT` makes
-it hang on that one text, so a test can kill the command at a known record;
+it hang on that one text, so a test can kill the command at a known record
+(with `CLI_TEST_BLOCKED_FILE=PATH`, it creates that file when it starts to hang);
 `CLI_TEST_DELAY=SECONDS` slows every answer.
 """
 
@@ -22,6 +23,10 @@ USAGE = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
 def _reply(messages: list[BaseMessage], call: Any) -> AIMessage:
     text = next(m.text for m in reversed(messages) if isinstance(m, HumanMessage))
     if os.environ.get("CLI_TEST_BLOCK_ON") == text:
+        marker = os.environ.get("CLI_TEST_BLOCKED_FILE")
+        if marker:
+            with open(marker, "w"):
+                pass
         time.sleep(3600)  # until the test kills the command
     time.sleep(float(os.environ.get("CLI_TEST_DELAY", "0")))
     return AIMessage(text, usage_metadata=dict(USAGE))  # type: ignore[arg-type]

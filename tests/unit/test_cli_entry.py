@@ -210,14 +210,20 @@ def test_exit_4_and_an_error_record_for_each_record_without_text(
 def test_sigint_is_exit_130_with_one_line(schema: str, tmp_path: Path) -> None:
     batch = tmp_path / "in.jsonl"
     batch.write_text('"{\\"name\\": \\"A\\"}"\n')
+    blocked = tmp_path / "blocked"
     process = subprocess.Popen(
         [STRUCTX or "structx", "extract", "--schema", schema, *ECHO, "--batch", str(batch)],
-        env=_env(CLI_TEST_BLOCK_ON='{"name": "A"}'),
+        env=_env(CLI_TEST_BLOCK_ON='{"name": "A"}', CLI_TEST_BLOCKED_FILE=str(blocked)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3)  # enough to start; the model then blocks, so the signal lands mid-run
+    # The signal must land mid-run: wait until the model hangs on the record.
+    deadline = time.monotonic() + 120
+    while not blocked.exists():
+        assert process.poll() is None, "the command ended before the model was called"
+        assert time.monotonic() < deadline, "the model was never called"
+        time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == cli.EXIT_INTERRUPTED
