@@ -29,6 +29,24 @@ catches LangChain's errors keeps working::
         ├── ErrorHandlerError (+ TypeError) a handle_errors callable broke its contract
         └── StructuredOutputRetryError  every allowed attempt failed
 
+The command line, the local model and the test double raise their own errors,
+defined beside them and all under `StructxError`::
+
+    StructxError
+    ├── CliError                        structx: a failure with its exit code (_cli_base)
+    │   └── NonFiniteValueError         a result JSON cannot represent
+    ├── SchemaSpecError                 structx: a --schema it cannot read (_cli_schema)
+    ├── BatchInputError                 structx: an unreadable --batch record (_batch)
+    ├── ServerUnavailableError          structx --server: no server answers (_remote)
+    ├── RemoteRunError                  structx --server: a run failed there (_remote)
+    ├── UserError
+    │   └── OutputFileError             structx: an --output it cannot write (_outfile)
+    ├── LocalModelError                 the embedded model (local._weights)
+    │   ├── WeightsError                missing or altered weights
+    │   └── GrammarError                a schema llama.cpp's grammar cannot express
+    └── ScriptExhaustedError (+ RuntimeError)
+                                        testing.ScriptedChatModel ran out of replies
+
 Run-time failures carry the attempt number, the last AI message and the token usage
 summed so far, so a caller can log or bill them without re-running anything.
 Messages that quote a model's text are cut to `MESSAGE_CHARS` characters, so a
