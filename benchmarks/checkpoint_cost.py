@@ -8,9 +8,9 @@ structured answer per thread, on a fresh thread each time, with:
   before the next starts);
 - `postgres async`: the same saver with LangGraph's default `durability="async"`.
 
-Each answer takes 1 attempt, or 3 (two invalid replies, then a valid one). All
-attempts are one graph step, so a run writes the same checkpoints either way and
-the database's share of the time per attempt falls as attempts rise. Runs are
+Each answer takes 1 attempt, or 3 (two invalid replies, then a valid one). Each
+attempt of an agent is its own model step (and a retry router step), so each
+attempt writes its own checkpoints; the table prints how many. Runs are
 interleaved across savers so machine load hits them alike. PostgreSQL is the
 build the `pgserver` package ships, started here on a unix socket with fsync on
 (the default), so the figures include a durable commit.
