@@ -170,7 +170,8 @@ class FakeOpenAIResponses(FakeProvider):
             "instructions": body.get("instructions"), "metadata": {},
             "parallel_tool_calls": body.get("parallel_tool_calls", True),
             "temperature": 1.0, "top_p": 1.0, "tool_choice": body.get("tool_choice", "auto"),
-            "tools": body.get("tools") or [], "text": body.get("text") or {"format": {"type": "text"}},
+            "tools": body.get("tools") or [],
+            "text": body.get("text") or {"format": {"type": "text"}},
             "usage": usage,
         }  # fmt: skip
         if not stream:

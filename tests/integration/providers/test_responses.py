@@ -1,4 +1,4 @@
-"""OpenAI's Responses API through `ChatOpenAI(use_responses_api=True)`: what is sent, what comes back."""
+"""OpenAI's Responses API through `ChatOpenAI(use_responses_api=True)`: requests and outcomes."""
 
 from __future__ import annotations
 
@@ -164,7 +164,8 @@ def test_union_goes_through_the_envelope() -> None:
 @pytest.mark.parametrize(
     ("body", "broken"),
     [
-        ({"input": "hi", "tools": [{"type": "function", "function": {"name": "a"}}]}, "function tool"),
+        ({"input": "hi", "tools": [{"type": "function", "function": {"name": "a"}}]},
+         "function tool"),
         ({"input": "hi", "tools": [{"type": "function", "name": "a b"}]}, "does not match"),
         ({"input": "hi", "tool_choice": {"type": "function", "name": "x"}}, "tool_choice"),
         ({"input": "hi", "text": {"format": {"type": "json_object"}}}, "'JSON'"),
@@ -178,7 +179,8 @@ def test_union_goes_through_the_envelope() -> None:
                        {"role": "user", "content": "go on"}]},
             "No tool output found",
         ),
-        ({"input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]}, "No tool call"),
+        ({"input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]},
+         "No tool call"),
     ],
 )  # fmt: skip
 def test_the_fake_refuses_rule_breaking_requests(body: dict[str, Any], broken: str) -> None:
