@@ -17,8 +17,12 @@ models with function calling; errors in Cloudflare's envelope
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from typing import Any
+
+from pydantic import BaseModel
 
 from .fakes import FakeOpenAI, _text
 from .wire import Ask, FakeProvider, Rendered, Reply, chunks
@@ -176,3 +180,73 @@ class FakeWorkersAI(FakeProvider):
 def _schema_of(sent: dict[str, Any]) -> Any:
     wrapped = {"name", "schema"} <= set(sent) and isinstance(sent["schema"], dict)
     return sent["schema"] if wrapped else sent
+
+
+# -- driving it through the clients (shared by the tests and the benchmark) --------
+
+LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"  # JSON mode and tools
+SMALL = "@cf/meta/llama-3.1-8b-instruct"  # JSON mode, no tools
+HERMES = "@hf/nousresearch/hermes-2-pro-mistral-7b"  # JSON mode and tools, named "mistral"
+ROUTES = ("cloudflare", "cloudflare_compatible", "openai")
+VALUE = {"label": "box", "weight": None}
+
+
+class Parcel(BaseModel):
+    label: str
+    weight: int | None = None
+
+
+def client(server: FakeWorkersAI, via: str, model: str = LLAMA) -> Any:
+    """`ChatCloudflareWorkersAI` on either route, or `ChatOpenAI` on the compatible one."""
+    if via == "openai":
+        from langchain_openai import ChatOpenAI
+
+        base = f"{server.url}/client/v4/accounts/{ACCOUNT}/ai/v1"
+        return ChatOpenAI(model=model, base_url=base, api_key="token", max_retries=0)
+    from langchain_cloudflare import ChatCloudflareWorkersAI
+
+    route = "openai_compatible" if via == "cloudflare_compatible" else "workers_ai"
+    return ChatCloudflareWorkersAI(
+        model=model,
+        account_id=ACCOUNT,
+        api_token="token",
+        base_url=f"{server.url}/client/v4",
+        endpoint_format=route,
+    )
+
+
+def answer(ask: Ask) -> Reply:
+    """A model that gives `VALUE` by whatever route the request offers."""
+    if ask.kind == "tool":
+        return Reply(calls=((ask.forced or next(iter(ask.tools)), VALUE),))
+    return Reply(text=json.dumps(VALUE))
+
+
+def strategies(schema: Any) -> dict[str, Any]:
+    """Each strategy the Workers AI cases run, by name."""
+    from langchain_structx import AutoStrategy, PromptedStrategy, ProviderStrategy, ToolStrategy
+
+    return {
+        "tool": ToolStrategy(schema),
+        "provider": ProviderStrategy(schema),
+        "auto": AutoStrategy(schema),
+        "prompted": PromptedStrategy(schema),
+        "json_mode": PromptedStrategy(schema, json_mode=True),
+    }
+
+
+def drive(
+    model: Any, strategy: Any, *, stream: bool, factory: Callable[..., Any] | None = None
+) -> dict[str, Any]:
+    """One agent run, invoked or streamed; the final state."""
+    if factory is None:
+        from langchain_structx import create_agent as factory
+    agent = factory(model, tools=[], response_format=strategy)
+    ask = {"messages": [("user", "Describe the parcel as JSON.")]}
+    if not stream:
+        return dict(agent.invoke(ask))
+    last: dict[str, Any] = {}
+    for mode, chunk in agent.stream(ask, stream_mode=["messages", "values"]):
+        if mode == "values":
+            last = chunk
+    return last
