@@ -243,10 +243,12 @@ def drive(
         from langchain_structx import create_agent as factory
     agent = factory(model, tools=[], response_format=strategy)
     ask = {"messages": [("user", "Describe the parcel as JSON.")]}
+    # A bound on graph steps: an agent that keeps asking ends here.
+    config: Any = {"recursion_limit": 24}
     if not stream:
-        return dict(agent.invoke(ask))
+        return dict(agent.invoke(ask, config))
     last: dict[str, Any] = {}
-    for mode, chunk in agent.stream(ask, stream_mode=["messages", "values"]):
+    for mode, chunk in agent.stream(ask, config, stream_mode=["messages", "values"]):
         if mode == "values":
             last = chunk
     return last
