@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from langchain_structx import (
     AutoStrategy,
+    PromptedStrategy,
     ProviderStrategy,
     StructuredOutputRefusal,
     ToolStrategy,
@@ -149,6 +150,15 @@ def test_user_tool_output_answers_its_call_id() -> None:
     calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
     outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
     assert calls == outputs == ["call_1_0"]
+    assert server.violations == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_json_mode_is_sent_as_a_json_object_format(stream: bool) -> None:
+    with FakeOpenAIResponses(_value({"label": "box"})) as server:
+        state = _run(server, PromptedStrategy(Parcel, json_mode=True), stream=stream)
+    assert state["structured_response"] == Parcel(label="box")
+    assert server.requests[0]["text"]["format"] == {"type": "json_object"}
     assert server.violations == []
 
 
