@@ -3,6 +3,8 @@ through `ChatOpenAI` on the compatible route, against the fake of `workers.py`."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from langchain_structx import (
@@ -108,4 +110,14 @@ def test_mistral_named_model_keeps_json_mode_through_chat_openai() -> None:
     assert state["structured_response"] == Parcel(label="box")
     assert server.requests[0]["response_format"]["type"] == "json_schema"
     assert server.ignored == []
+    assert server.violations == []
+
+
+@pytest.mark.parametrize("via", ROUTES)
+def test_a_fenced_reply_is_read(via: str) -> None:
+    fenced = "Here it is:\n```json\n" + json.dumps({"label": "box"}) + "\n```"
+    with FakeWorkersAI(lambda ask: Reply(text=fenced)) as server:
+        state = drive(client(server, via), strategies(Parcel)["prompted"], stream=True)
+    assert state["structured_response"] == Parcel(label="box")
+    assert state["structured_output_report"]["repairs"]
     assert server.violations == []

@@ -164,7 +164,7 @@ class FakeWorkersAI(FakeProvider):
         usage["total_tokens"] = sum(usage.values())
         calls = [{"name": n, "arguments": a} for n, a in reply.calls]
         if not stream:
-            result: dict[str, Any] = {"response": reply.text, "usage": usage}
+            result: dict[str, Any] = {"response": _response(reply.text, ask), "usage": usage}
             if calls:
                 result["tool_calls"] = calls
             return Rendered(200, {"result": result, "success": True, "errors": [], "messages": []})
@@ -175,6 +175,17 @@ class FakeWorkersAI(FakeProvider):
             events.append((None, {"response": "", "tool_calls": calls}))
         events += [(None, {"response": "", "usage": usage}), (None, "[DONE]")]
         return Rendered(200, events=events)
+
+
+def _response(text: str, ask: Ask) -> Any:
+    # JSON Mode page: under a JSON schema the native route's `response` is the
+    # object itself, not a string.
+    if ask.kind != "format":
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _schema_of(sent: dict[str, Any]) -> Any:
