@@ -107,14 +107,14 @@ def main() -> int:
             total["workers_ai"] = n
             passed[(label, "workers_ai")] += ok
             broken[(label, "workers_ai")] += bad
-    header = f"{'provider':<11}{'cases':>6}{'structx pass':>14}{'langchain pass':>16}"
+    header = f"{'provider':<17}{'cases':>6}{'structx pass':>14}{'langchain pass':>16}"
     header += f"{'structx bad req':>17}{'langchain bad req':>19}"
     print(header)
     print("-" * len(header))
     for provider in GROUPS:
         n = total[provider]
         ours, theirs = passed[("structx", provider)] / n, passed[("langchain", provider)] / n
-        line = f"{provider:<11}{n:>6}{ours:>13.1%}{theirs:>16.1%}"
+        line = f"{provider:<17}{n:>6}{ours:>13.1%}{theirs:>16.1%}"
         line += f"{broken[('structx', provider)]:>17}{broken[('langchain', provider)]:>19}"
         print(line)
     print(f"\n{sum(total.values())} cases in {time.perf_counter() - started:.0f} s")
