@@ -60,9 +60,12 @@ ABOUT: dict[str, tuple[str, str]] = {
         "python benchmarks/providers.py",
         "The provider matrix (tests/integration/providers) through the official "
         "LangChain clients against fake servers that check each provider's documented "
-        "rules: share of cases with the expected typed outcome, ours beside stock "
-        "LangChain's `create_agent`; the record also counts rule-breaking requests. "
-        "LangChain has no prompted strategy (a bare schema there). Goal: 100%, no "
+        "rules (OpenAI Chat Completions and Responses, Anthropic, Gemini), and every "
+        "strategy on Workers AI through `langchain-cloudflare` on both routes and "
+        "`ChatOpenAI` on the compatible one, invoked and streamed: share of cases "
+        "with the expected typed outcome, ours beside stock LangChain's "
+        "`create_agent`; the record also counts rule-breaking requests. LangChain "
+        "has no prompted strategy (a bare schema there). Goal: 100%, no "
         "rule-breaking request.",
     ),
     "hostile": (

@@ -25,6 +25,7 @@ from typing_extensions import TypedDict
 
 from langchain_structx import _capabilities as caps
 from langchain_structx import _feedback
+from langchain_structx import _quirks as quirks
 from langchain_structx._clip import clip
 from langchain_structx._extract import Found, interpret
 from langchain_structx._feedback import Invoke
@@ -272,6 +273,7 @@ def attempt_loop(
         strategy = order[0]
         try:
             spec = plan.call_spec(strategy, dialect=plan.strict_dialect(native), native=native)
+            spec = quirks.for_model(spec, model)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fall_back(run, order, exc)

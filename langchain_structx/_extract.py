@@ -34,7 +34,12 @@ from langchain_structx.errors import (
 Restores = Mapping[str, Callable[[Any], Any]]
 """Per structured tool, how its arguments come back to the variant's shape."""
 
-_LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length"})
+# Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
+# Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
+# "max_tokens", Gemini's "MAX_TOKENS".
+_LENGTH_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_length"}
+)
 # Stop reasons that are the provider declining to answer: Anthropic's "refusal",
 # OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
 _REFUSAL_REASONS = frozenset(
@@ -132,18 +137,37 @@ def refusal_text(message: AIMessage) -> str | None:
         for block in message.content:
             if isinstance(block, Mapping) and block.get("type") == "refusal":
                 return str(block.get("refusal") or block.get("text") or "")
-    metadata = message.response_metadata
-    reason = metadata.get("stop_reason") or metadata.get("finish_reason")
+    reason = stop_reason(message)
     if reason in _REFUSAL_REASONS:
+        metadata = message.response_metadata
         return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
     return None
 
 
 def is_truncated(message: AIMessage) -> bool:
     """Whether the model stopped because it ran out of tokens."""
+    return stop_reason(message) in _LENGTH_REASONS
+
+
+def stop_reason(message: AIMessage) -> str | None:
+    """Why the model stopped, as its client reports it.
+
+    Chat Completions and Gemini clients set `finish_reason`, Anthropic's sets
+    `stop_reason`; a Responses API answer that stopped early has
+    `status: "incomplete"` and the reason in `incomplete_details`.
+
+    Examples:
+        >>> from langchain_core.messages import AIMessage
+        >>> meta = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+        >>> stop_reason(AIMessage(content="", response_metadata=meta))
+        'max_output_tokens'
+    """
     metadata = message.response_metadata
     reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-    return reason in _LENGTH_REASONS
+    details = metadata.get("incomplete_details")
+    if not reason and isinstance(details, Mapping):
+        reason = details.get("reason")
+    return reason if isinstance(reason, str) else None
 
 
 def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from .fakes import FakeAnthropic, FakeGemini, FakeOpenAI
+from .responses import FakeOpenAIResponses
 from .wire import FakeProvider, Model
 
-PROVIDERS = ("openai", "anthropic", "gemini")
+PROVIDERS = ("openai", "openai_responses", "anthropic", "gemini")
 FAKES: dict[str, type[FakeProvider]] = {
     "openai": FakeOpenAI,
+    "openai_responses": FakeOpenAIResponses,
     "anthropic": FakeAnthropic,
     "gemini": FakeGemini,
 }
@@ -22,9 +24,11 @@ def fake(provider: str, model: Model) -> FakeProvider:
 
 def client(provider: str, server: FakeProvider, **options: Any) -> Any:
     """The provider's official chat model, talking to `server` only."""
-    if provider == "openai":
+    if provider in ("openai", "openai_responses"):
         from langchain_openai import ChatOpenAI
 
+        if provider == "openai_responses":
+            options = {"use_responses_api": True, **options}
         return ChatOpenAI(
             model="gpt-4o", base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0, **options
         )

@@ -34,7 +34,12 @@ BEHAVIOURS = (
     "clean", "fenced", "refusal", "truncation", "rejection", "invalid_then_fixed",
     "two_calls", "user_tool_first", "second_turn", "streaming",
 )  # fmt: skip
-DIALECT = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini"}
+DIALECT = {
+    "openai": "openai",
+    "openai_responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+}
 
 
 # -- schema families --------------------------------------------------------------
@@ -237,6 +242,7 @@ def _same(sent: dict[str, Any], ours: dict[str, Any], provider: str) -> bool:
 
 REJECTIONS = {
     "openai": "Invalid parameter: 'response_format' and 'tool_choice' are not supported here.",
+    "openai_responses": "Invalid parameter: 'text.format' of type 'json_schema' is not supported.",
     "anthropic": "output_config.format: Extra inputs are not permitted",
     "gemini": 'Invalid JSON payload received. Unknown name "responseJsonSchema"; tools unsupported',
 }
@@ -384,7 +390,7 @@ def verdict(case: Case, outcome: Outcome) -> str | None:
     schema, value = FAMILIES[case.family]
     plan = build_plan(strategy_for(case.strategy, schema))
     strict = case.strategy == "provider_strict" or (
-        case.strategy == "provider" and case.provider != "openai"
+        case.strategy == "provider" and DIALECT[case.provider] != "openai"
     )
     expected: tuple[type[BaseException], ...] | None = None
     if refused(plan, "provider_strict" if strict else case.strategy, case.provider):

@@ -1,83 +1,123 @@
-"""Workers AI through `langchain-cloudflare`: its HTTP errors carry the reason only in the body.
-
-A small fake of the native route (`/accounts/{account}/ai/run/{model}`), answering
-in the documented envelope `{"result": ..., "success": ..., "errors": [...]}`.
-"""
+"""Workers AI through `langchain-cloudflare` (native and OpenAI-compatible routes) and
+through `ChatOpenAI` on the compatible route, against the fake of `workers.py`."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from langchain_structx import AutoStrategy, create_agent
+from langchain_structx import (
+    AutoStrategy,
+    ProviderRejectedError,
+    ProviderStrategy,
+)
 from langchain_structx._capabilities import is_rejection
 
-from .wire import FakeProvider, Rendered
+from .wire import Ask, Reply
+from .workers import HERMES, ROUTES, SMALL, FakeWorkersAI, Parcel, answer, client, drive, strategies
 
 pytestmark = pytest.mark.integration
 
-MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+@pytest.mark.parametrize("via", ROUTES)
+@pytest.mark.parametrize("strategy", list(strategies(Parcel)))
+def test_every_strategy_on_every_route(strategy: str, via: str, stream: bool) -> None:
+    with FakeWorkersAI(answer) as server:
+        state = drive(client(server, via), strategies(Parcel)[strategy], stream=stream)
+    assert state["structured_response"] == Parcel(label="box")
+    assert server.violations == []
+    assert server.rejected == 0
+    # Structured calls are never streamed to Workers AI (see `_quirks`).
+    assert all(body.get("stream") is False for body in server.requests)
+    if strategy in ("provider", "json_mode"):
+        assert all(body.get("response_format") for body in server.requests)
 
 
-class Parcel(BaseModel):
-    label: str
+def test_a_plain_call_still_streams_on_both_routes() -> None:
+    with FakeWorkersAI(lambda ask: Reply(text="Hello there, parcel.")) as server:
+        for via in ("cloudflare", "cloudflare_compatible"):
+            pieces = [c.content for c in client(server, via).stream("Say hello.")]
+            assert "".join(str(p) for p in pieces) == "Hello there, parcel."
+    assert [body.get("stream") for body in server.requests] == [True, True]
+    assert server.violations == []
 
 
-def _error(message: str, code: int) -> Any:
-    return {"result": None, "success": False, "errors": [{"message": message, "code": code}]}
+def test_the_fake_refuses_json_mode_with_streaming() -> None:
+    with FakeWorkersAI(answer) as server:
+        model = client(server, "cloudflare").bind(response_format={"type": "json_object"})
+        with pytest.raises(Exception) as info:
+            list(model.stream("Describe the parcel as JSON."))
+    assert server.violations == ["JSON Mode doesn't support streaming"]
+    assert "400" in str(info.value)
 
 
-class FakeWorkersAI(FakeProvider):
-    """Refuses tools (a model without tool calling) and JSON mode (a schema it cannot meet)."""
-
-    def answer(self, path: str, body: dict[str, Any]) -> Rendered:
-        self.requests.append(body)
-        if not path.endswith(f"/ai/run/{MODEL}"):
-            return Rendered(404, _error("No route for that URI", 7000))
-        # Workers AI "JSON Mode" docs: JSON mode does not support streaming.
-        if body.get("response_format") and body.get("stream"):
-            self.violations.append("JSON mode together with stream")
-            return Rendered(400, _error("JSON mode does not support streaming", 5006))
-        if body.get("response_format"):
-            self.rejected += 1
-            return Rendered(400, _error("AiError: JSON Mode couldn't be met", 5028))
-        if body.get("tools"):
-            self.rejected += 1
-            return Rendered(400, _error("AiError: this model does not support 'tools'", 5007))
-        text = json.dumps({"label": "box"})
-        usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
-        result = {"response": text, "usage": usage}
-        return Rendered(200, {"result": result, "success": True, "errors": [], "messages": []})
-
-
-def _client(server: FakeProvider) -> Any:
-    from langchain_cloudflare import ChatCloudflareWorkersAI
-
-    return ChatCloudflareWorkersAI(
-        model=MODEL, account_id="acct", api_token="token", base_url=server.url
-    )
-
-
-def test_a_tool_rejection_in_the_body_falls_back_to_a_prompt() -> None:
-    with FakeWorkersAI(lambda ask: None) as server:
-        agent = create_agent(_client(server), response_format=AutoStrategy(Parcel))
-        state = agent.invoke({"messages": [("user", "Describe the parcel.")]})
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+@pytest.mark.parametrize("via", ["cloudflare", "openai"])
+def test_tools_refused_by_the_model_fall_back_to_a_prompt(via: str, stream: bool) -> None:
+    with FakeWorkersAI(answer) as server:
+        state = drive(client(server, via, SMALL), AutoStrategy(Parcel), stream=stream)
     assert state["structured_response"] == Parcel(label="box")
     report = state["structured_output_report"]
     assert report["strategy"] == "prompted"
-    assert [f["from_strategy"] for f in report["fallbacks"]] == ["tool"]
     assert server.rejected == 1
     assert server.violations == []
 
 
-def test_json_mode_that_cannot_be_met_is_a_rejection() -> None:
-    with FakeWorkersAI(lambda ask: None) as server:
-        model = _client(server).bind(response_format={"type": "json_object"})
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_json_mode_that_cannot_be_met_is_a_typed_rejection(stream: bool) -> None:
+    # Tools are refused by the model (a fallback), then JSON mode cannot be met on
+    # the last strategy: the rejection is read from the body, streamed or not.
+    def model(ask: Ask) -> Reply:
+        if ask.body.get("response_format"):
+            return Reply(reject=(400, "AiError: JSON Mode couldn't be met"))
+        return answer(ask)
+
+    with FakeWorkersAI(model) as server:
+        strategy = AutoStrategy(Parcel, json_mode=True)
+        with pytest.raises(ProviderRejectedError) as info:
+            drive(client(server, "cloudflare", SMALL), strategy, stream=stream)
+    assert info.value.strategy == "prompted"
+    assert server.rejected == 2
+    assert server.violations == []
+
+
+def test_json_mode_rejection_is_read_from_the_body() -> None:
+    def model(ask: Ask) -> Reply:
+        return Reply(reject=(400, "AiError: JSON Mode couldn't be met"))
+
+    with FakeWorkersAI(model) as server:
+        bound = client(server, "cloudflare").bind(response_format={"type": "json_object"})
         with pytest.raises(Exception) as info:
-            model.invoke("Describe the parcel as JSON.")
+            bound.invoke("Describe the parcel as JSON.")
     assert "couldn't be met" not in str(info.value)  # the client's message leaves it out
     assert is_rejection(info.value, "prompted")
+
+
+# langchain-cloudflare sends JSON mode as `guided_json` for every model named "mistral".
+def test_mistral_named_model_loses_json_mode_in_langchain_cloudflare() -> None:
+    with FakeWorkersAI(answer) as server:
+        state = drive(client(server, "cloudflare", HERMES), ProviderStrategy(Parcel), stream=False)
+    assert state["structured_response"] == Parcel(label="box")
+    assert "response_format" not in server.requests[0]
+    assert server.ignored == [f"guided_json on {HERMES}"]
+
+
+def test_mistral_named_model_keeps_json_mode_through_chat_openai() -> None:
+    with FakeWorkersAI(answer) as server:
+        state = drive(client(server, "openai", HERMES), ProviderStrategy(Parcel), stream=True)
+    assert state["structured_response"] == Parcel(label="box")
+    assert server.requests[0]["response_format"]["type"] == "json_schema"
+    assert server.ignored == []
+    assert server.violations == []
+
+
+@pytest.mark.parametrize("via", ROUTES)
+def test_a_fenced_reply_is_read(via: str) -> None:
+    fenced = "Here it is:\n```json\n" + json.dumps({"label": "box"}) + "\n```"
+    with FakeWorkersAI(lambda ask: Reply(text=fenced)) as server:
+        state = drive(client(server, via), strategies(Parcel)["prompted"], stream=True)
+    assert state["structured_response"] == Parcel(label="box")
+    assert state["structured_output_report"]["repairs"]
     assert server.violations == []

@@ -1,0 +1,51 @@
+"""Adjusting a call for a provider whose clients would send it in a form it refuses.
+
+Workers AI (Cloudflare) documents that JSON mode does not work together with
+streaming, yet a LangChain model streams whenever a streaming callback is
+attached, as it is under `agent.stream(..., stream_mode="messages")`: both
+`ChatCloudflareWorkersAI` and `ChatOpenAI` on Workers AI's OpenAI-compatible
+route would then send `response_format` with `stream: true`. Streaming through
+`ChatCloudflareWorkersAI` also loses tool calls on the compatible route (only
+text deltas are read) and leaves the body of an error unread, so a refusal of
+JSON mode or of tools could not be told from any other 400. Structured calls to
+Workers AI are therefore made without streaming; the answer still arrives as
+one message event.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from langchain_structx._plan import CallSpec
+
+# Workers AI's OpenAI-compatible base URL: .../accounts/{account_id}/ai/v1
+_WORKERS_AI_COMPATIBLE = re.compile(r"/accounts/[^/]+/ai/v1/?$")
+
+
+def for_model(spec: CallSpec, model: Any) -> CallSpec:
+    """`spec` as it must be sent to `model`'s provider.
+
+    Examples:
+        >>> class ChatCloudflareWorkersAI: ...
+        >>> dict(for_model(CallSpec(strategy="prompted"), ChatCloudflareWorkersAI()).model_settings)
+        {'stream': False}
+        >>> dict(for_model(CallSpec(strategy="prompted"), object()).model_settings)
+        {}
+    """
+    if "stream" in spec.model_settings or not talks_to_workers_ai(model):
+        return spec
+    found: CallSpec | None = spec.derived.get("unstreamed")
+    if found is None:
+        settings = {**spec.model_settings, "stream": False}
+        found = spec.derived["unstreamed"] = replace(spec, model_settings=settings)
+    return found
+
+
+def talks_to_workers_ai(model: Any) -> bool:
+    """Whether `model` is Workers AI's client, or an OpenAI client on its compatible route."""
+    if any(cls.__name__ == "ChatCloudflareWorkersAI" for cls in type(model).__mro__):
+        return True
+    base = getattr(model, "openai_api_base", None)
+    return isinstance(base, str) and bool(_WORKERS_AI_COMPATIBLE.search(base))
