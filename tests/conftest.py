@@ -39,13 +39,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # sockets stay open: the integration tests talk to servers they start on 127.0.0.1.
 # The guard only watches this process; those servers run in subprocesses.
 #
-# Only the outermost pytest session installs and removes the guard: an inner session
-# run in this process (pytester, `pytest.main`) that loads this file again leaves it
-# alone. Some pytest plugins save the socket functions they find at import (before
-# this file runs) and put them back after every test; their saved copies are pointed
-# at the guard, so what they put back is the guard. Anything else that replaces a
-# guarded function is caught before and after each test: that test errors with
-# NetworkGuardRemoved and the guard is put back for the tests that follow.
+# An inner pytest session run in this process (pytester, `pytest.main`) normally gets
+# a fresh copy of this module, stacks its own guard on this one and takes only its own
+# off; one that shares this module (a conftest in a package is not imported afresh)
+# leaves the guard to the session that installed it. Some pytest plugins save the
+# socket functions they find at import (before this file runs) and put them back after
+# every test; their saved copies are pointed at the guard, so what they put back is
+# the guard. Anything else that replaces a guarded function is caught before and
+# after each test: that test errors with NetworkGuardRemoved, and the guard is put
+# back for the tests that follow.
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
