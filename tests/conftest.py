@@ -150,7 +150,7 @@ class NetworkGuard:
         originals: dict[str, object] = {}
         for path, (owner, name) in _guarded_places().items():
             originals[path] = getattr(owner, name)
-            self._guards[path] = wrappers[name](getattr(owner, name))
+            self._guards[path] = wrappers[name](originals[path])
             patch.setattr(owner, name, self._guards[path])
         for module_name, attribute, path in _PLUGIN_COPIES:
             module = sys.modules.get(module_name)
