@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
@@ -37,12 +38,47 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # (a retry loop, `except Exception`) cannot hide the attempt. Loopback and unix
 # sockets stay open: the integration tests talk to servers they start on 127.0.0.1.
 # The guard only watches this process; those servers run in subprocesses.
+#
+# An inner pytest session run in this process (pytester, `pytest.main`) normally gets
+# a fresh copy of this module, stacks its own guard on this one and takes only its own
+# off; one that shares this module (a conftest in a package is not imported afresh)
+# leaves the guard to the session that installed it. Some pytest plugins save the
+# socket functions they find at import (before this file runs) and put them back after
+# every test; their saved copies are pointed at the guard, so what they put back is
+# the guard. Anything else that replaces a guarded function is caught before and
+# after each test: that test errors with NetworkGuardRemoved, and the guard is put
+# back for the tests that follow.
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
 class NetworkAccessBlocked(RuntimeError):
     """A test tried to reach an address that is not on this machine."""
+
+
+class NetworkGuardRemoved(RuntimeError):
+    """Something replaced a guarded socket function while the suite was running."""
+
+
+# (module, attribute, guarded function): copies of the socket functions that a plugin
+# keeps from its import and writes back over `socket` after each test.
+_PLUGIN_COPIES = (
+    ("pytest_socket", "_true_connect", "socket.socket.connect"),
+    ("pytest_socket", "_true_getaddrinfo", "socket.getaddrinfo"),
+    ("pytest_recording.network", "_original_connect", "socket.socket.connect"),
+    ("pytest_recording.network", "_original_connect_ex", "socket.socket.connect_ex"),
+)
+
+
+def _guarded_places() -> dict[str, tuple[object, str]]:
+    """Each guarded function by its dotted name, as (owner, attribute), looked up now."""
+    return {
+        "socket.socket.connect": (socket.socket, "connect"),
+        "socket.socket.connect_ex": (socket.socket, "connect_ex"),
+        "socket.socket.sendto": (socket.socket, "sendto"),
+        "socket.create_connection": (socket, "create_connection"),
+        "socket.getaddrinfo": (socket, "getaddrinfo"),
+    }
 
 
 def _is_loopback_host(host: object) -> bool:
@@ -69,6 +105,8 @@ class NetworkGuard:
 
     def __init__(self) -> None:
         self.attempts: list[str] = []
+        self._guards: dict[str, Callable[..., Any]] = {}
+        self._patch: pytest.MonkeyPatch | None = None
 
     def check_host(self, host: object, port: object = None) -> None:
         """Refuse `host` unless it is loopback (a name is never resolved)."""
@@ -95,13 +133,55 @@ class NetworkGuard:
         if attempts:
             pytest.fail(f"test tried to reach the network: {'; '.join(attempts)}", pytrace=False)
 
+    @property
+    def installed(self) -> bool:
+        """Whether `install` has run and its patch has not been undone by `uninstall`."""
+        return self._patch is not None
+
     def install(self, patch: pytest.MonkeyPatch) -> None:
-        """Wrap the socket functions with `patch` (undone with `patch.undo()`)."""
-        for name in ("connect", "connect_ex"):
-            patch.setattr(socket.socket, name, self._wrap_method(getattr(socket.socket, name)))
-        patch.setattr(socket.socket, "sendto", self._wrap_sendto(socket.socket.sendto))
-        patch.setattr(socket, "create_connection", self._wrap_host(socket.create_connection))
-        patch.setattr(socket, "getaddrinfo", self._wrap_getaddrinfo(socket.getaddrinfo))
+        """Wrap the socket functions with `patch` (undone with `uninstall`)."""
+        wrappers = {
+            "connect": self._wrap_method,
+            "connect_ex": self._wrap_method,
+            "sendto": self._wrap_sendto,
+            "create_connection": self._wrap_host,
+            "getaddrinfo": self._wrap_getaddrinfo,
+        }
+        originals: dict[str, object] = {}
+        for path, (owner, name) in _guarded_places().items():
+            originals[path] = getattr(owner, name)
+            self._guards[path] = wrappers[name](originals[path])
+            patch.setattr(owner, name, self._guards[path])
+        for module_name, attribute, path in _PLUGIN_COPIES:
+            module = sys.modules.get(module_name)
+            if module is not None and getattr(module, attribute, None) is originals[path]:
+                patch.setattr(module, attribute, self._guards[path])
+        self._patch = patch
+
+    def uninstall(self) -> None:
+        """Put back every function `install` replaced."""
+        if self._patch is not None:
+            self._patch.undo()
+            self._patch = None
+
+    def removed(self) -> dict[str, object]:
+        """The guarded functions something has replaced since `install`, with their stand-in."""
+        if self._patch is None:
+            return {}
+        found = {path: getattr(owner, name) for path, (owner, name) in _guarded_places().items()}
+        return {path: now for path, now in found.items() if now is not self._guards[path]}
+
+    def ensure_in_place(self, when: str) -> None:
+        """Put back any guarded function that was replaced, and raise if there was one."""
+        removed = self.removed()
+        if not removed or self._patch is None:
+            return
+        places = _guarded_places()
+        for path in removed:
+            owner, name = places[path]
+            self._patch.setattr(owner, name, self._guards[path])
+        what = "; ".join(f"{path} was replaced by {now!r}" for path, now in removed.items())
+        raise NetworkGuardRemoved(f"the network guard was removed {when}: {what}")
 
     def _refuse(self, what: str) -> NoReturn:
         self.attempts.append(what)
@@ -141,12 +221,35 @@ _NETWORK_GUARD = NetworkGuard()
 _NETWORK_PATCH = pytest.MonkeyPatch()
 
 
+_GUARD_OWNERS: list[pytest.Config] = []  # the session that installed the guard, if any
+
+
+class _GuardWatch:
+    """Checks, around every test of a session (doctests too), that the guard is in place."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        _NETWORK_GUARD.ensure_in_place("before this test started")
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
+        try:
+            return (yield)
+        finally:  # after every other plugin's teardown, which may be what removed it
+            _NETWORK_GUARD.ensure_in_place("by this test or its teardown")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    _NETWORK_GUARD.install(_NETWORK_PATCH)
+    if not _NETWORK_GUARD.installed:
+        _NETWORK_GUARD.install(_NETWORK_PATCH)
+        _GUARD_OWNERS.append(config)
+    config.pluginmanager.register(_GuardWatch(), "structx-network-guard-watch")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    _NETWORK_PATCH.undo()
+    if config in _GUARD_OWNERS:  # an inner session leaves the outer session's guard
+        _GUARD_OWNERS.remove(config)
+        _NETWORK_GUARD.uninstall()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -215,6 +215,151 @@ def test_the_fixture_fails_tests_that_reach_out_even_when_they_swallow_the_error
     )
 
 
+# --- nothing takes the guard away: plugins, imports, inner sessions ------------------------
+
+# An inner-run helper: whether `socket.socket.connect` is still the guard, asked of a
+# closed socket, which cannot reach anything whether the guard is there or not.
+INNER_PROBE = """
+import socket
+
+import pytest
+
+
+def connect_is_refused(network_guard):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.close()
+    with pytest.raises(RuntimeError, match="tests may not reach the network"):
+        sock.connect(("192.0.2.40", 9))
+    network_guard.take()
+"""
+
+
+def _assert_connect_is_refused(network_guard: Any) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.close()  # unguarded, connecting it fails with EBADF and sends nothing
+    with pytest.raises(RuntimeError, match=f"{REFUSED}: '192.0.2.40' port 9"):
+        sock.connect(("192.0.2.40", 9))
+    assert network_guard.take() == ["'192.0.2.40' port 9"]
+
+
+def test_the_guard_outlives_pytest_socket_restoring_sockets_after_each_test(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest-socket (a dependency of langchain-tests) puts back, after every test, the
+    # `connect` it found at import, before the guard existed; the guard used to be gone
+    # from the second test of a session on.
+    pytest.importorskip("pytest_socket")
+    pytester.makeconftest(CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(
+        INNER_PROBE
+        + textwrap.dedent(
+            """
+            def test_pytest_socket_is_loaded(pytestconfig):
+                assert pytestconfig.pluginmanager.has_plugin("socket")
+
+            def test_first(network_guard):
+                connect_is_refused(network_guard)
+
+            def test_second(network_guard):
+                connect_is_refused(network_guard)
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=3)
+
+
+def test_a_plugin_that_puts_back_a_socket_function_errors_that_test_and_the_guard_returns(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(
+        restorer="""
+        import socket
+
+        FOUND_AT_IMPORT = socket.socket.connect
+
+        def pytest_runtest_teardown(item):
+            if item.name == "test_first":
+                socket.socket.connect = FOUND_AT_IMPORT
+        """,
+        test_probe=INNER_PROBE
+        + textwrap.dedent(
+            """
+            def test_first(network_guard):
+                connect_is_refused(network_guard)
+
+            def test_second(network_guard):
+                connect_is_refused(network_guard)
+            """
+        ),
+    )
+    result = pytester.runpytest_subprocess("-p", "restorer", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_first*",
+            "*NetworkGuardRemoved: the network guard was removed by this test or its teardown: "
+            "socket.socket.connect was replaced by <method 'connect' *",
+        ]
+    )
+
+
+def test_a_module_that_swaps_a_socket_function_at_import_errors_the_next_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(
+        """
+        import _socket
+        import socket
+
+        socket.getaddrinfo = _socket.getaddrinfo
+
+        def test_first():
+            pass
+
+        def test_second():
+            assert socket.getaddrinfo is not _socket.getaddrinfo
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_first*",
+            "*NetworkGuardRemoved: the network guard was removed before this test started: "
+            "socket.getaddrinfo was replaced by <built-in function getaddrinfo>*",
+        ]
+    )
+
+
+def test_an_inner_session_in_this_process_leaves_the_guard_in_place(
+    pytester: pytest.Pytester, network_guard: Any
+) -> None:
+    # The inner session loads its own copy of the conftest, stacks a second guard on
+    # this one and takes only that one off when it ends.
+    this_test = "test_connect_to_a_public_address_is_refused_and_recorded"
+    result = pytester.runpytest_inprocess(
+        str(Path(__file__).resolve()), "-p", "no:cacheprovider", "-q", "-k", this_test
+    )
+    result.assert_outcomes(passed=1)
+    _assert_connect_is_refused(network_guard)
+
+
+def test_a_second_session_sharing_the_conftest_module_leaves_the_guard_in_place(
+    pytester: pytest.Pytester, pytestconfig: pytest.Config, network_guard: Any
+) -> None:
+    # A conftest inside a package is not imported afresh, so a second session in this
+    # process would run these very hooks; its unconfigure used to undo the guard.
+    conftest = pytestconfig.pluginmanager.get_plugin(str(CONFTEST))
+    assert conftest is not None and conftest.NetworkGuard is type(network_guard)
+    inner = pytester.parseconfig()
+    conftest.pytest_configure(inner)
+    conftest.pytest_unconfigure(inner)
+    _assert_connect_is_refused(network_guard)
+
+
 # --- schemas never make the package fetch anything ----------------------------------------
 
 STRATEGIES: dict[str, Callable[[dict[str, Any]], Any]] = {
