@@ -3,13 +3,19 @@
 Schemas (in multi-tenant apps) and model outputs are untrusted. Everything after
 this module walks them recursively, so it first measures them without recursion:
 
-* `copy_document` copies a schema while checking that it is JSON (dicts with string
-  keys, lists, strings, numbers, booleans, null), that it does not contain itself,
-  that its nesting stays under `MAX_DEPTH` and that its size, counting a shared part
-  once per place it appears, stays under `MAX_NODES`;
+* `copy_document` checks that a schema is JSON (dicts with string keys, lists,
+  strings, numbers, booleans, null), that it does not contain itself, that its
+  nesting stays under `MAX_DEPTH` and that its size, counting a shared part once per
+  place it appears, stays under `MAX_NODES`; then it copies it;
 * `check_references` measures the nesting a walk meets when it follows `$ref`s, each
   definition at most once per path, and refuses more than `MAX_DEPTH`;
 * `too_deep` measures a value the same way, for `encode` and `restore`.
+
+The measuring walk visits each distinct dict or list once, keyed by its identity,
+and remembers its size and height: a part shared a thousand times costs one visit,
+yet counts a thousand times towards `MAX_NODES`, because every later walk would
+meet it that often. So a document of a few shared dicts that expands to billions of
+parts is refused in time linear in its distinct parts.
 
 `MAX_DEPTH` is far above any provider's own limit (OpenAI, the only one to publish
 one, allows 10 levels of objects) and far enough below Python's recursion limit that
@@ -31,72 +37,127 @@ MAX_NODES = 1_000_000
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _items(node: Any) -> list[tuple[str, Any]]:
-    if isinstance(node, dict):
-        return list(node.items())
-    return [(f"[{i}]", item) for i, item in enumerate(node)]
+class _Refusal(Exception):
+    """Why a walk stopped; `not_json` tells a malformed document from an oversized one."""
+
+    def __init__(self, reason: str, *, not_json: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.not_json = not_json
 
 
-def _scalar_problem(value: Any, path: str) -> str | None:
-    if isinstance(value, dict | list):
-        return None
-    if isinstance(value, _SCALARS):
-        return None
-    return f"{path} holds a {type(value).__name__}, which is not JSON"
+class _Frame:
+    """One container on the walk's path, with what is known of it so far."""
+
+    __slots__ = ("children", "height", "key", "node", "size_before")
+
+    def __init__(self, node: Any, key: str, size_before: int) -> None:
+        self.node = node
+        self.key = key
+        self.size_before = size_before
+        self.height = 1
+        self.children: Iterator[tuple[str, Any]] = (
+            iter(node.items()) if isinstance(node, dict) else _indexed(node)
+        )
 
 
-class _Copier:
-    """Iterative, depth-first copy of a JSON document with the checks above."""
+def _indexed(items: list[Any]) -> Iterator[tuple[str, Any]]:
+    return ((f"[{i}]", item) for i, item in enumerate(items))
 
-    def __init__(self, dialect: str) -> None:
-        self.dialect = dialect
-        self.on_path: set[int] = set()
+
+class _Measure:
+    """Size (shared parts counted per place) and height of a graph of dicts and lists.
+
+    Each distinct container is entered once; a container met again adds its
+    remembered size and height without being walked again. `checks_json` adds the
+    checks a schema needs and values do not.
+    """
+
+    def __init__(self, what: str, depth_limit: int, *, checks_json: bool) -> None:
+        self.what = what
+        self.depth_limit = depth_limit
+        self.checks_json = checks_json
         self.size = 0
+        self.known: dict[int, tuple[int, int]] = {}
+        self.path: list[_Frame] = []
+        self.on_path: set[int] = set()
 
-    def fresh(self, node: Any, path: str, depth: int) -> Any:
-        """Return an empty container for `node` (or the scalar itself), after checks."""
-        problem = _scalar_problem(node, path)
-        if problem is not None:
-            raise SchemaError(f"The schema is not JSON: {problem}")
-        if not isinstance(node, dict | list):
-            return node
-        if id(node) in self.on_path:
-            raise SchemaError(f"The schema is not JSON: {path} contains itself")
-        if depth > MAX_DEPTH:
-            raise DialectError(self.dialect, f"the schema nests deeper than {MAX_DEPTH} levels")
-        self.size += len(node)
-        if self.size > MAX_NODES:
-            raise DialectError(self.dialect, f"the schema has more than {MAX_NODES} parts")
-        if isinstance(node, dict) and not all(isinstance(k, str) for k in node):
-            raise SchemaError(f"The schema is not JSON: {path} has a key that is not a string")
-        return {} if isinstance(node, dict) else []
-
-    def copy(self, document: Mapping[str, Any]) -> dict[str, Any]:
-        """Copy `document`; raise on the first problem."""
-        source = document if isinstance(document, dict) else dict(document)
-        root: dict[str, Any] = self.fresh(source, "$", 1)
-        # Each frame: source container, its copy, remaining (key, child) pairs, path.
-        stack: list[tuple[Any, Any, Iterator[tuple[str, Any]], str]] = []
-        self.on_path.add(id(source))
-        stack.append((source, root, iter(_items(source)), "$"))
-        while stack:
-            node, out, rest, path = stack[-1]
-            step = next(rest, None)
+    def run(self, root: Any) -> None:
+        """Measure `root`; raise `_Refusal` on the first problem."""
+        self._meet(root, "$")
+        while self.path:
+            frame = self.path[-1]
+            step = next(frame.children, None)
             if step is None:
-                self.on_path.discard(id(node))
-                stack.pop()
+                self._leave()
                 continue
-            key, child = step
-            child_path = f"{path}.{key}" if isinstance(node, dict) else f"{path}{key}"
-            made = self.fresh(child, child_path, len(stack) + 1)
+            height = self._meet(step[1], step[0])
+            frame.height = max(frame.height, height + 1)
+
+    def _meet(self, node: Any, key: str) -> int:
+        """Enter `node`, or count it from memory; return its height when known."""
+        if not isinstance(node, dict | list):
+            if self.checks_json and not isinstance(node, _SCALARS):
+                self._refuse_json(f"holds a {type(node).__name__}, which is not JSON", key)
+            return 0
+        depth = len(self.path) + 1
+        remembered = self.known.get(id(node))
+        if remembered is not None:
+            size, height = remembered
+            self._check(depth + height - 1, size)
+            return height
+        if id(node) in self.on_path:
+            self._refuse_json("contains itself", key)
+        self._check(depth, len(node))
+        if (
+            self.checks_json
+            and isinstance(node, dict)
+            and not all(isinstance(k, str) for k in node)
+        ):
+            self._refuse_json("has a key that is not a string", key)
+        self.path.append(_Frame(node, key, self.size - len(node)))
+        self.on_path.add(id(node))
+        return 0
+
+    def _leave(self) -> None:
+        frame = self.path.pop()
+        self.on_path.discard(id(frame.node))
+        self.known[id(frame.node)] = (self.size - frame.size_before, frame.height)
+        if self.path:
+            parent = self.path[-1]
+            parent.height = max(parent.height, frame.height + 1)
+
+    def _check(self, depth: int, added: int) -> None:
+        if depth > self.depth_limit:
+            raise _Refusal(f"the {self.what} nests deeper than {self.depth_limit} levels")
+        self.size += added
+        if self.size > MAX_NODES:
+            raise _Refusal(f"the {self.what} has more than {MAX_NODES} parts")
+
+    def _refuse_json(self, problem: str, key: str) -> None:
+        steps = [(a.node, b.key) for a, b in zip(self.path, self.path[1:], strict=False)]
+        if self.path:
+            steps.append((self.path[-1].node, key))
+        path = "$" + "".join(f".{k}" if isinstance(p, dict) else k for p, k in steps)
+        raise _Refusal(f"{path} {problem}", not_json=True)
+
+
+def _plain_copy(document: dict[str, Any]) -> dict[str, Any]:
+    """Copy a measured document as a tree: a shared part becomes one copy per place."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any]] = [(document, root)]
+    while stack:
+        source, out = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in pairs:
+            made = {} if isinstance(child, dict) else [] if isinstance(child, list) else child
             if isinstance(out, dict):
                 out[key] = made
             else:
                 out.append(made)
-            if isinstance(child, dict | list):
-                self.on_path.add(id(child))
-                stack.append((child, made, iter(_items(child)), child_path))
-        return root
+            if made is not child:
+                stack.append((child, made))
+    return root
 
 
 def copy_document(schema: Mapping[str, Any], dialect: str) -> dict[str, Any]:
@@ -116,33 +177,31 @@ def copy_document(schema: Mapping[str, Any], dialect: str) -> dict[str, Any]:
         ...
         langchain_structx.errors.SchemaError: The schema is not JSON: $.items contains itself
     """
-    return _Copier(dialect).copy(schema)
+    source = schema if isinstance(schema, dict) else dict(schema)
+    try:
+        _Measure("schema", MAX_DEPTH, checks_json=True).run(source)
+    except _Refusal as refusal:
+        if refusal.not_json:
+            raise SchemaError(f"The schema is not JSON: {refusal.reason}") from None
+        raise DialectError(dialect, refusal.reason) from None
+    return _plain_copy(source)
 
 
 def too_deep(value: Any, limit: int) -> str | None:
     """Tell why `value` is too deep or too large to walk, or None when it is not.
 
     A value deeper than `limit` levels of dicts and lists is refused, and so is one
-    with more than `MAX_NODES` parts (a shared part counted each time it appears,
-    which makes a value that contains itself infinite).
+    with more than `MAX_NODES` parts (a shared part counted each time it appears),
+    or one that contains itself.
 
     Examples:
         >>> too_deep({"a": [1, {"b": []}]}, 4) is None, too_deep([[[[]]]], 3)
         (True, 'the value nests deeper than 3 levels')
     """
-    budget = MAX_NODES
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        if depth > limit:
-            return f"the value nests deeper than {limit} levels"
-        budget -= len(node)
-        if budget < 0:
-            return f"the value has more than {MAX_NODES} parts"
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children)
+    try:
+        _Measure("value", limit, checks_json=False).run(value)
+    except _Refusal as refusal:
+        return f"the value is not a tree: {refusal.reason}" if refusal.not_json else refusal.reason
     return None
 
 

@@ -58,7 +58,7 @@ def is_open(schema: dict[str, Any], carry_undeclared: bool = True) -> bool:
 
 def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
     """Transform an object node (a map when it has no named properties)."""
-    required = [r for r in schema.get("required", ()) if isinstance(r, str)]
+    required = {r: None for r in schema.get("required", ()) if isinstance(r, str)}
     if is_open(schema, w.carry_undeclared) and "properties" not in schema and not required:
         return map_node(w, schema, path, notes, bounds=True)
     props = {**dict.fromkeys(required, True), **(schema.get("properties") or {})}
