@@ -17,20 +17,48 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_structx._dialects import shapes
+from langchain_structx._dialects.checks import SchemaChecks
 from langchain_structx._dialects.codecs import (
     IDENTITY,
     Codec,
     Field,
     MapCodec,
     ObjectCodec,
+    Result,
     TupleCodec,
 )
+from langchain_structx._dialects.rules import Rules
+from langchain_structx._exceptions import DialectError
 
-if TYPE_CHECKING:
-    from langchain_structx._dialects.walker import Result, Walker
+
+class Walker(Protocol):
+    """What these handlers need of the walker that calls them (and that they call back)."""
+
+    rules: Rules
+    carry_undeclared: bool
+    original: SchemaChecks
+
+    def node(self, schema: Any, path: str) -> Result:
+        """Transform one sub-schema."""
+        ...
+
+    def fail(self, reason: str) -> DialectError:
+        """Build the error for a schema the dialect cannot express."""
+        ...
+
+    def drop(self, path: str, keyword: str, value: Any, why: str = ...) -> str:
+        """Record a lossy step; return its wording for the description."""
+        ...
+
+    def leftovers(
+        self, schema: dict[str, Any], kind: str, used: set[str], path: str, notes: list[str]
+    ) -> dict[str, Any]:
+        """Keep what the dialect enforces among unused keywords; note the rest."""
+        ...
+
 
 _MAP_KEYWORDS = frozenset(
     {"additionalProperties", "unevaluatedProperties", "patternProperties", "propertyNames"}

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_structx._dialects.nodes import children, iter_nodes
 from langchain_structx._dialects.refs import ref_name
 from langchain_structx._dialects.rules import Rules
+from langchain_structx._dialects.traversal import children, iter_nodes
 from langchain_structx._exceptions import DialectError
 
 MAX_PROPERTIES = 5_000

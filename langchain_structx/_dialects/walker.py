@@ -25,12 +25,12 @@ from langchain_structx._dialects.codecs import (
     JsonTextCodec,
     NullableCodec,
     RefCodec,
+    Result,
     UnionCodec,
     WrapCodec,
 )
 from langchain_structx._dialects.guard import MAX_DEPTH
 from langchain_structx._dialects.merge import merge_all
-from langchain_structx._dialects.nodes import reachable
 from langchain_structx._dialects.refs import ref_name, ref_to
 from langchain_structx._dialects.rules import (
     ANNOTATIONS,
@@ -38,9 +38,9 @@ from langchain_structx._dialects.rules import (
     SILENT,
     Rules,
 )
+from langchain_structx._dialects.traversal import reachable
 from langchain_structx._exceptions import DialectError
 
-Result = tuple[dict[str, Any], Codec]
 _NODE_BUDGET = 20_000
 _MAX_WALK_DEPTH = 2 * MAX_DEPTH
 _MAX_PREPARE_STEPS = 4 * MAX_DEPTH
