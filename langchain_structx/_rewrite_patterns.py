@@ -29,18 +29,25 @@ BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
 _KEY = r"(?:[^\W\d]|\$)[\w$-]*+(?=\s*:)"
 _PY_WORD = r"(?:True|False|None)(?![\w$])(?!\s*:)"
 BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY}|{_COMMENT.pattern}){{1,4096}}+")
+# Inside a bare run: the comments to blank and the keys to quote, split out in one call.
 COMMENT_SPLIT = re.compile(rf"({_COMMENT.pattern})")
 KEY_SPLIT = re.compile(rf"(?<![\w$-])({_KEY})")
+
+# Structure: brackets counted for depth, and a comma that a closing bracket follows.
 BRACKET = re.compile(r"[{}\[\]]")
 TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 LEADING_CLOSE = re.compile(r"\s*[}\]]")
+
+# Single tokens the scanner stops at, outside any fast run.
 PY_LITERAL = re.compile(_PY_WORD)
 WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
 KEY_AFTER = re.compile(r"\s*:")
-TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
-INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
 DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
 CONTROL = re.compile(r"[\x00-\x1f]")
+
+# What may follow a cut-off value when the text is truncated rather than wrong.
+TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
+INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
 
 QUOTES: Final = {
     "'": ("'", "single_quotes"),
