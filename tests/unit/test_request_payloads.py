@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (snapshots hold prompt lines exactly as sent)
 """The exact request each strategy sends, pinned: the payload is the product.
 
 Each case runs one agent turn against `ScriptedChatModel` and compares the first
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from inline_snapshot import snapshot
+from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
@@ -20,7 +22,7 @@ from langchain_structx import create_agent
 from langchain_structx.strategies import PromptedStrategy, ProviderStrategy, ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
-NATIVE = {"structured_output": True, "tool_calling": True}
+NATIVE: ModelProfile = {"structured_output": True, "tool_calling": True}
 
 
 class Contact(BaseModel):
@@ -36,7 +38,7 @@ class Event(BaseModel):
     title: str
 
 
-ADA = {"name": "Ada", "age": 36}
+ADA = Contact(name="Ada", age=36)
 
 
 def first_request(strategy: Any, reply: AIMessage | str, expected: BaseModel) -> dict[str, Any]:
@@ -56,8 +58,8 @@ def first_request(strategy: Any, reply: AIMessage | str, expected: BaseModel) ->
 
 
 def test_tool_strategy() -> None:
-    reply = AIMessage("", tool_calls=[tool_call("Contact", ADA)])
-    assert first_request(ToolStrategy(Contact), reply, Contact(**ADA)) == snapshot(
+    reply = AIMessage("", tool_calls=[tool_call("Contact", ADA.model_dump())])
+    assert first_request(ToolStrategy(Contact), reply, ADA) == snapshot(
         {
             "messages": [("human", "Who is Ada?")],
             "tools": [
@@ -123,7 +125,7 @@ def test_tool_strategy_union() -> None:
 @pytest.mark.parametrize("strict", [True, False])
 def test_provider_strategy(strict: bool) -> None:
     request = first_request(
-        ProviderStrategy(Contact, strict=strict), '{"name": "Ada", "age": 36}', Contact(**ADA)
+        ProviderStrategy(Contact, strict=strict), '{"name": "Ada", "age": 36}', ADA
     )
     assert (
         request
@@ -326,7 +328,7 @@ def test_provider_strategy_union(strict: bool) -> None:
 @pytest.mark.parametrize("json_mode", [False, True])
 def test_prompted_strategy(json_mode: bool) -> None:
     strategy = PromptedStrategy(Contact, json_mode=json_mode)
-    request = first_request(strategy, '{"name": "Ada", "age": 36}', Contact(**ADA))
+    request = first_request(strategy, '{"name": "Ada", "age": 36}', ADA)
     assert (
         request
         == {
