@@ -25,7 +25,8 @@ every later walk, each a few frames per level, fits with room for the caller's s
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from itertools import repeat
+from typing import Any, NoReturn
 
 from langchain_structx._dialects.refs import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP, ref_name
 from langchain_structx._exceptions import DialectError, SchemaError
@@ -35,6 +36,7 @@ MAX_DEPTH = 128
 MAX_NODES = 1_000_000
 """Most dict entries and list items in a schema, a shared part counted each time."""
 _SCALARS = (str, int, float, bool, type(None))
+_STR = repeat(str)
 
 
 class _Refusal(Exception):
@@ -51,18 +53,14 @@ class _Frame:
 
     __slots__ = ("children", "height", "key", "node", "size_before")
 
-    def __init__(self, node: Any, key: str, size_before: int) -> None:
+    def __init__(self, node: Any, key: str | int, size_before: int) -> None:
         self.node = node
         self.key = key
         self.size_before = size_before
         self.height = 1
-        self.children: Iterator[tuple[str, Any]] = (
-            iter(node.items()) if isinstance(node, dict) else _indexed(node)
+        self.children: Iterator[tuple[str | int, Any]] = (
+            iter(node.items()) if isinstance(node, dict) else enumerate(node)
         )
-
-
-def _indexed(items: list[Any]) -> Iterator[tuple[str, Any]]:
-    return ((f"[{i}]", item) for i, item in enumerate(items))
 
 
 class _Measure:
@@ -78,50 +76,49 @@ class _Measure:
         self.depth_limit = depth_limit
         self.checks_json = checks_json
         self.size = 0
-        self.known: dict[int, tuple[int, int]] = {}
+        self.known: dict[int, tuple[int, int] | None] = {}
+        """Size and height of each container left; None for those on the path."""
         self.path: list[_Frame] = []
-        self.on_path: set[int] = set()
 
     def run(self, root: Any) -> None:
         """Measure `root`; raise `_Refusal` on the first problem."""
         self._meet(root, "$")
-        while self.path:
-            frame = self.path[-1]
-            step = next(frame.children, None)
-            if step is None:
+        path, checks_json = self.path, self.checks_json
+        while path:
+            frame = path[-1]
+            for key, child in frame.children:
+                if isinstance(child, dict | list):
+                    height = self._meet(child, key)
+                    frame.height = max(frame.height, height + 1)
+                    break  # a new frame may have been entered: continue from the top
+                if checks_json and not isinstance(child, _SCALARS):
+                    self._refuse_json(f"holds a {type(child).__name__}, which is not JSON", key)
+            else:
                 self._leave()
-                continue
-            height = self._meet(step[1], step[0])
-            frame.height = max(frame.height, height + 1)
 
-    def _meet(self, node: Any, key: str) -> int:
+    def _meet(self, node: Any, key: str | int) -> int:
         """Enter `node`, or count it from memory; return its height when known."""
         if not isinstance(node, dict | list):
             if self.checks_json and not isinstance(node, _SCALARS):
                 self._refuse_json(f"holds a {type(node).__name__}, which is not JSON", key)
             return 0
-        depth = len(self.path) + 1
-        remembered = self.known.get(id(node))
-        if remembered is not None:
+        depth, identity = len(self.path) + 1, id(node)
+        if identity in self.known:
+            remembered = self.known[identity]
+            if remembered is None:
+                self._refuse_json("contains itself", key)
             size, height = remembered
             self._check(depth + height - 1, size)
             return height
-        if id(node) in self.on_path:
-            self._refuse_json("contains itself", key)
         self._check(depth, len(node))
-        if (
-            self.checks_json
-            and isinstance(node, dict)
-            and not all(isinstance(k, str) for k in node)
-        ):
+        if self.checks_json and isinstance(node, dict) and not all(map(isinstance, node, _STR)):
             self._refuse_json("has a key that is not a string", key)
         self.path.append(_Frame(node, key, self.size - len(node)))
-        self.on_path.add(id(node))
+        self.known[identity] = None
         return 0
 
     def _leave(self) -> None:
         frame = self.path.pop()
-        self.on_path.discard(id(frame.node))
         self.known[id(frame.node)] = (self.size - frame.size_before, frame.height)
         if self.path:
             parent = self.path[-1]
@@ -134,11 +131,11 @@ class _Measure:
         if self.size > MAX_NODES:
             raise _Refusal(f"the {self.what} has more than {MAX_NODES} parts")
 
-    def _refuse_json(self, problem: str, key: str) -> None:
+    def _refuse_json(self, problem: str, key: str | int) -> NoReturn:
         steps = [(a.node, b.key) for a, b in zip(self.path, self.path[1:], strict=False)]
         if self.path:
             steps.append((self.path[-1].node, key))
-        path = "$" + "".join(f".{k}" if isinstance(p, dict) else k for p, k in steps)
+        path = "$" + "".join(f".{k}" if isinstance(p, dict) else f"[{k}]" for p, k in steps)
         raise _Refusal(f"{path} {problem}", not_json=True)
 
 

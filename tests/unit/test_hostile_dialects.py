@@ -13,6 +13,7 @@ and work done inside builtins (a list scanned for each of its items) counts too.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import time
@@ -195,6 +196,16 @@ def test_doubling_is_never_expanded(dialect: Dialect, make: Callable[[int], Any]
     levels = 55 if make is shared_python_dicts else 30
     result = bounded(lambda: make(levels), dialect)
     assert isinstance(result, DialectError)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_shared_part_that_stays_small_reads_as_its_expanded_tree(dialect: Dialect) -> None:
+    shared = shared_python_dicts(3)  # 8 paths to the innermost dict, 7 unions once expanded
+    tree = json.loads(json.dumps(shared))  # the same schema with nothing shared
+    result, tree_result = outcome(shared, dialect), outcome(tree, dialect)
+    assert isinstance(result, Transformed) and isinstance(tree_result, Transformed)
+    assert result.schema == tree_result.schema
+    assert result.restore(result.encode({"a": "x"})) == {"a": "x"}
 
 
 def many_defs(count: int) -> dict[str, Any]:
