@@ -54,7 +54,7 @@ class Walker(Protocol):
         ...
 
     def leftovers(
-        self, schema: dict[str, Any], kind: str, used: set[str], path: str, notes: list[str]
+        self, schema: dict[str, Any], json_type: str, used: set[str], path: str, notes: list[str]
     ) -> dict[str, Any]:
         """Keep what the dialect enforces among unused keywords; note the rest."""
         ...

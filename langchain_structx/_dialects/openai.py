@@ -69,8 +69,10 @@ def nesting(
         if name not in known:
             known[name] = nesting(defs[name], defs, (*stack, name), known)
         return known[name]
-    kind = node.get("type")
-    here = 1 if kind == "object" or (isinstance(kind, list) and "object" in kind) else 0
+    json_type = node.get("type")
+    here = (
+        1 if json_type == "object" or (isinstance(json_type, list) and "object" in json_type) else 0
+    )
     return here + max((nesting(c, defs, stack, known) for c in children(node)), default=0)
 
 
