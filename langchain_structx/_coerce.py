@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from langchain_structx._results import Parsed, Repair
+from langchain_structx._repairs import Parsed, Repair
 
 __all__ = ("coerce",)
 
@@ -148,8 +148,8 @@ class _Coercer:
             converter = _CONVERTERS.get(target)
             converted = converter(value, schema) if converter else None
             if converted is not None and _fits_here(converted[1], schema):
-                kind, result, detail = converted
-                self.repairs.append(Repair(kind, detail, path))
+                repair_kind, result, detail = converted
+                self.repairs.append(Repair(repair_kind, detail, path))
                 return result
         return value
 
@@ -224,10 +224,12 @@ def _item_schema(schema: Mapping[str, Any], index: Any) -> Any:
 
 
 def _types(schema: Mapping[str, Any]) -> list[str] | None:
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        return [kind]
-    return [item for item in kind if isinstance(item, str)] if isinstance(kind, list) else None
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [item for item in declared if isinstance(item, str)]
+    return None
 
 
 def _same(left: Any, right: Any) -> bool:

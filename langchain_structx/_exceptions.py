@@ -4,20 +4,17 @@ The parser, the schema layer, validation, the provider dialects and the limits
 raise these. This module imports nothing but the standard library and
 `langchain_structx._clip`, so importing those layers never loads LangChain.
 `langchain_structx.errors` re-exports every class here (that is their public
-home, and what their `__module__` says) and adds the run-time failures that also
-derive from LangChain's own error classes::
+home, and what their `__module__` says), draws the whole tree, and adds the
+run-time failures that also derive from LangChain's own error classes.
 
-    StructxError
-    ├── UserError                       misuse: bad schema, bad option, missing route
-    │   ├── SchemaError                 a schema that cannot be normalised
-    │   └── RouteError                  a union variant with no route in a graph
-    ├── DialectError                    a schema a provider dialect cannot express faithfully
-    ├── JSONParseError (ValueError)     model text that is not JSON, even after repair
-    │   ├── MalformedJSONError          broken syntax
-    │   │   └── ReplyTooLargeError      longer than Limits.max_reply_chars; not read
-    │   └── TruncatedJSONError          an unclosed string, object or array
-    └── OutputValidationError (ValueError)
-                                        a parsed value that breaks the schema
+Here: `StructxError`, the root; `UserError` for misuse, with `SchemaError` (a
+schema that cannot be normalised) and `RouteError` (a union variant with no route
+in a graph); `DialectError` (a schema a provider dialect cannot express
+faithfully); `JSONParseError`, a `ValueError` for model text that is not JSON even
+after repair, with `MalformedJSONError` (broken syntax; `ReplyTooLargeError` below
+it for a reply too long to read) and `TruncatedJSONError` (an unclosed string,
+object or array); and `OutputValidationError`, a `ValueError` for a parsed value
+that breaks the schema.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Valid JSON goes straight to the standard library's C decoder. Anything else takes
 the lenient path: find the JSON in the text (code fences, prose), then let the
-repair scanner in `langchain_structx._repair` rewrite it into strict JSON for the
+repair scanner in `langchain_structx._rewrite` rewrite it into strict JSON for the
 C decoder.
 
 Which JSON is taken from prose: a reply that is a bare JSON value (after fences) is
@@ -11,7 +11,7 @@ wins. Text that ends inside a value is truncation, which is final: no later
 candidate is tried, because every later candidate would sit inside the cut value.
 
 This module is the package's single entry point for parsing whole replies. The
-pieces live elsewhere and are re-exported here: the result types in `_results` and
+pieces live elsewhere and are re-exported here: the result types in `_repairs` and
 schema-guided coercion (`coerce`) in `_coerce`. Replies that are still streaming
 are read by `langchain_structx.streaming.partial_value`.
 """
@@ -31,8 +31,8 @@ from langchain_structx._decode import (
     reject_constant,
 )
 from langchain_structx._exceptions import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
-from langchain_structx._repair import Rewriter
-from langchain_structx._results import DETAILS, Parsed, Repair
+from langchain_structx._repairs import DETAILS, Parsed, Repair
+from langchain_structx._rewrite import Rewriter
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 __all__ = (

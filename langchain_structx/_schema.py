@@ -37,7 +37,7 @@ from langchain_structx._exceptions import OutputValidationError, SchemaError, Va
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
-SchemaKind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
+SchemaOrigin = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
 """Where a variant's schema came from; it decides what a valid output looks like."""
 
 _UNCHECKABLE = (RecursionError, OverflowError, MemoryError, ValueError, Unresolvable)
@@ -53,14 +53,15 @@ class Variant:
     Attributes:
         name: Identifier used for tools, envelopes and routing.
         description: What the shape is for, shown to the model.
-        kind: Which kind of schema the user gave.
+        kind: Where the schema came from (a Pydantic model, a dataclass, a
+            TypedDict or a JSON schema); the name is kept for compatibility.
         json_schema: The JSON schema of the shape, with its own `$defs`.
         source: The object the user gave (a class or a dict).
     """
 
     name: str
     description: str
-    kind: SchemaKind
+    kind: SchemaOrigin
     json_schema: dict[str, Any]
     source: Any
     _check: Callable[[Any, Limits], Any] = field(repr=False, compare=False)
@@ -222,23 +223,23 @@ def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Vari
     )
 
 
-def _typed_variant(schema: Any, kind: SchemaKind, name: str | None) -> Variant:
-    target = _pydantic_ready(schema) if kind == "typeddict" else schema
+def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Variant:
+    target = _pydantic_ready(schema) if origin == "typeddict" else schema
     adapter: TypeAdapter[Any] = TypeAdapter(target)
     json_schema = adapter.json_schema()
     variant_name = _clean_name(name or schema.__name__)
     return Variant(
         name=variant_name,
-        description=_typed_description(schema, kind, json_schema),
-        kind=kind,
+        description=_typed_description(schema, origin, json_schema),
+        kind=origin,
         json_schema=json_schema,
         source=schema,
         _check=_pydantic_checker(adapter, variant_name),
     )
 
 
-def _typed_description(schema: Any, kind: SchemaKind, json_schema: dict[str, Any]) -> str:
-    if kind == "dataclass":
+def _typed_description(schema: Any, origin: SchemaOrigin, json_schema: dict[str, Any]) -> str:
+    if origin == "dataclass":
         doc = schema.__doc__ or ""
         # dataclasses invent a docstring from the signature; it says nothing new.
         return "" if doc.startswith(f"{schema.__name__}(") else doc.strip()

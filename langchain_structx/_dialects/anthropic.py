@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain_structx._dialects.nodes import find_cycle, iter_nodes
 from langchain_structx._dialects.rules import Rules
+from langchain_structx._dialects.traversal import find_cycle, iter_nodes
 from langchain_structx._exceptions import DialectError
 
 MAX_OPTIONAL = 24

@@ -78,6 +78,10 @@ class Codec:
         return value
 
 
+Result = tuple[dict[str, Any], "Codec"]
+"""What transforming one schema node gives: the provider's node and its codec."""
+
+
 IDENTITY = Codec()
 
 

@@ -3,13 +3,19 @@
 Schemas (in multi-tenant apps) and model outputs are untrusted. Everything after
 this module walks them recursively, so it first measures them without recursion:
 
-* `copy_document` copies a schema while checking that it is JSON (dicts with string
-  keys, lists, strings, numbers, booleans, null), that it does not contain itself,
-  that its nesting stays under `MAX_DEPTH` and that its size, counting a shared part
-  once per place it appears, stays under `MAX_NODES`;
+* `copy_document` checks that a schema is JSON (dicts with string keys, lists,
+  strings, numbers, booleans, null), that it does not contain itself, that its
+  nesting stays under `MAX_DEPTH` and that its size, counting a shared part once per
+  place it appears, stays under `MAX_NODES`; then it copies it;
 * `check_references` measures the nesting a walk meets when it follows `$ref`s, each
   definition at most once per path, and refuses more than `MAX_DEPTH`;
 * `too_deep` measures a value the same way, for `encode` and `restore`.
+
+The measuring walk visits each distinct dict or list once, keyed by its identity,
+and remembers its size and height: a part shared a thousand times costs one visit,
+yet counts a thousand times towards `MAX_NODES`, because every later walk would
+meet it that often. So a document of a few shared dicts that expands to billions of
+parts is refused in time linear in its distinct parts.
 
 `MAX_DEPTH` is far above any provider's own limit (OpenAI, the only one to publish
 one, allows 10 levels of objects) and far enough below Python's recursion limit that
@@ -19,7 +25,8 @@ every later walk, each a few frames per level, fits with room for the caller's s
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from itertools import repeat
+from typing import Any, NoReturn
 
 from langchain_structx._dialects.refs import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP, ref_name
 from langchain_structx._exceptions import DialectError, SchemaError
@@ -29,74 +36,125 @@ MAX_DEPTH = 128
 MAX_NODES = 1_000_000
 """Most dict entries and list items in a schema, a shared part counted each time."""
 _SCALARS = (str, int, float, bool, type(None))
+_STR = repeat(str)
 
 
-def _items(node: Any) -> list[tuple[str, Any]]:
-    if isinstance(node, dict):
-        return list(node.items())
-    return [(f"[{i}]", item) for i, item in enumerate(node)]
+class _Refusal(Exception):
+    """Why a walk stopped; `not_json` tells a malformed document from an oversized one."""
+
+    def __init__(self, reason: str, *, not_json: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.not_json = not_json
 
 
-def _scalar_problem(value: Any, path: str) -> str | None:
-    if isinstance(value, dict | list):
-        return None
-    if isinstance(value, _SCALARS):
-        return None
-    return f"{path} holds a {type(value).__name__}, which is not JSON"
+class _Frame:
+    """One container on the walk's path, with what is known of it so far."""
+
+    __slots__ = ("children", "height", "key", "node", "size_before")
+
+    def __init__(self, node: Any, key: str | int, size_before: int) -> None:
+        self.node = node
+        self.key = key
+        self.size_before = size_before
+        self.height = 1
+        self.children: Iterator[tuple[str | int, Any]] = (
+            iter(node.items()) if isinstance(node, dict) else enumerate(node)
+        )
 
 
-class _Copier:
-    """Iterative, depth-first copy of a JSON document with the checks above."""
+class _Measure:
+    """Size (shared parts counted per place) and height of a graph of dicts and lists.
 
-    def __init__(self, dialect: str) -> None:
-        self.dialect = dialect
-        self.on_path: set[int] = set()
+    Each distinct container is entered once; a container met again adds its
+    remembered size and height without being walked again. `checks_json` adds the
+    checks a schema needs and values do not.
+    """
+
+    def __init__(self, what: str, depth_limit: int, *, checks_json: bool) -> None:
+        self.what = what
+        self.depth_limit = depth_limit
+        self.checks_json = checks_json
         self.size = 0
+        self.known: dict[int, tuple[int, int] | None] = {}
+        """Size and height of each container left; None for those on the path."""
+        self.path: list[_Frame] = []
 
-    def fresh(self, node: Any, path: str, depth: int) -> Any:
-        """Return an empty container for `node` (or the scalar itself), after checks."""
-        problem = _scalar_problem(node, path)
-        if problem is not None:
-            raise SchemaError(f"The schema is not JSON: {problem}")
+    def run(self, root: Any) -> None:
+        """Measure `root`; raise `_Refusal` on the first problem."""
+        self._meet(root, "$")
+        path, checks_json = self.path, self.checks_json
+        while path:
+            frame = path[-1]
+            for key, child in frame.children:
+                if isinstance(child, dict | list):
+                    height = self._meet(child, key)
+                    frame.height = max(frame.height, height + 1)
+                    break  # a new frame may have been entered: continue from the top
+                if checks_json and not isinstance(child, _SCALARS):
+                    self._refuse_json(f"holds a {type(child).__name__}, which is not JSON", key)
+            else:
+                self._leave()
+
+    def _meet(self, node: Any, key: str | int) -> int:
+        """Enter `node`, or count it from memory; return its height when known."""
         if not isinstance(node, dict | list):
-            return node
-        if id(node) in self.on_path:
-            raise SchemaError(f"The schema is not JSON: {path} contains itself")
-        if depth > MAX_DEPTH:
-            raise DialectError(self.dialect, f"the schema nests deeper than {MAX_DEPTH} levels")
-        self.size += len(node)
-        if self.size > MAX_NODES:
-            raise DialectError(self.dialect, f"the schema has more than {MAX_NODES} parts")
-        if isinstance(node, dict) and not all(isinstance(k, str) for k in node):
-            raise SchemaError(f"The schema is not JSON: {path} has a key that is not a string")
-        return {} if isinstance(node, dict) else []
+            if self.checks_json and not isinstance(node, _SCALARS):
+                self._refuse_json(f"holds a {type(node).__name__}, which is not JSON", key)
+            return 0
+        depth, identity = len(self.path) + 1, id(node)
+        if identity in self.known:
+            remembered = self.known[identity]
+            if remembered is None:
+                self._refuse_json("contains itself", key)
+            size, height = remembered
+            self._check(depth + height - 1, size)
+            return height
+        self._check(depth, len(node))
+        if self.checks_json and isinstance(node, dict) and not all(map(isinstance, node, _STR)):
+            self._refuse_json("has a key that is not a string", key)
+        self.path.append(_Frame(node, key, self.size - len(node)))
+        self.known[identity] = None
+        return 0
 
-    def copy(self, document: Mapping[str, Any]) -> dict[str, Any]:
-        """Copy `document`; raise on the first problem."""
-        source = document if isinstance(document, dict) else dict(document)
-        root: dict[str, Any] = self.fresh(source, "$", 1)
-        # Each frame: source container, its copy, remaining (key, child) pairs, path.
-        stack: list[tuple[Any, Any, Iterator[tuple[str, Any]], str]] = []
-        self.on_path.add(id(source))
-        stack.append((source, root, iter(_items(source)), "$"))
-        while stack:
-            node, out, rest, path = stack[-1]
-            step = next(rest, None)
-            if step is None:
-                self.on_path.discard(id(node))
-                stack.pop()
-                continue
-            key, child = step
-            child_path = f"{path}.{key}" if isinstance(node, dict) else f"{path}{key}"
-            made = self.fresh(child, child_path, len(stack) + 1)
+    def _leave(self) -> None:
+        frame = self.path.pop()
+        self.known[id(frame.node)] = (self.size - frame.size_before, frame.height)
+        if self.path:
+            parent = self.path[-1]
+            parent.height = max(parent.height, frame.height + 1)
+
+    def _check(self, depth: int, added: int) -> None:
+        if depth > self.depth_limit:
+            raise _Refusal(f"the {self.what} nests deeper than {self.depth_limit} levels")
+        self.size += added
+        if self.size > MAX_NODES:
+            raise _Refusal(f"the {self.what} has more than {MAX_NODES} parts")
+
+    def _refuse_json(self, problem: str, key: str | int) -> NoReturn:
+        steps = [(a.node, b.key) for a, b in zip(self.path, self.path[1:], strict=False)]
+        if self.path:
+            steps.append((self.path[-1].node, key))
+        path = "$" + "".join(f".{k}" if isinstance(p, dict) else f"[{k}]" for p, k in steps)
+        raise _Refusal(f"{path} {problem}", not_json=True)
+
+
+def _plain_copy(document: dict[str, Any]) -> dict[str, Any]:
+    """Copy a measured document as a tree: a shared part becomes one copy per place."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any]] = [(document, root)]
+    while stack:
+        source, out = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in pairs:
+            made = {} if isinstance(child, dict) else [] if isinstance(child, list) else child
             if isinstance(out, dict):
                 out[key] = made
             else:
                 out.append(made)
-            if isinstance(child, dict | list):
-                self.on_path.add(id(child))
-                stack.append((child, made, iter(_items(child)), child_path))
-        return root
+            if made is not child:
+                stack.append((child, made))
+    return root
 
 
 def copy_document(schema: Mapping[str, Any], dialect: str) -> dict[str, Any]:
@@ -116,33 +174,31 @@ def copy_document(schema: Mapping[str, Any], dialect: str) -> dict[str, Any]:
         ...
         langchain_structx.errors.SchemaError: The schema is not JSON: $.items contains itself
     """
-    return _Copier(dialect).copy(schema)
+    source = schema if isinstance(schema, dict) else dict(schema)
+    try:
+        _Measure("schema", MAX_DEPTH, checks_json=True).run(source)
+    except _Refusal as refusal:
+        if refusal.not_json:
+            raise SchemaError(f"The schema is not JSON: {refusal.reason}") from None
+        raise DialectError(dialect, refusal.reason) from None
+    return _plain_copy(source)
 
 
 def too_deep(value: Any, limit: int) -> str | None:
     """Tell why `value` is too deep or too large to walk, or None when it is not.
 
     A value deeper than `limit` levels of dicts and lists is refused, and so is one
-    with more than `MAX_NODES` parts (a shared part counted each time it appears,
-    which makes a value that contains itself infinite).
+    with more than `MAX_NODES` parts (a shared part counted each time it appears),
+    or one that contains itself.
 
     Examples:
         >>> too_deep({"a": [1, {"b": []}]}, 4) is None, too_deep([[[[]]]], 3)
         (True, 'the value nests deeper than 3 levels')
     """
-    budget = MAX_NODES
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        if depth > limit:
-            return f"the value nests deeper than {limit} levels"
-        budget -= len(node)
-        if budget < 0:
-            return f"the value has more than {MAX_NODES} parts"
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children)
+    try:
+        _Measure("value", limit, checks_json=False).run(value)
+    except _Refusal as refusal:
+        return f"the value is not a tree: {refusal.reason}" if refusal.not_json else refusal.reason
     return None
 
 

@@ -17,20 +17,48 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_structx._dialects import shapes
+from langchain_structx._dialects.checks import SchemaChecks
 from langchain_structx._dialects.codecs import (
     IDENTITY,
     Codec,
     Field,
     MapCodec,
     ObjectCodec,
+    Result,
     TupleCodec,
 )
+from langchain_structx._dialects.rules import Rules
+from langchain_structx._exceptions import DialectError
 
-if TYPE_CHECKING:
-    from langchain_structx._dialects.walker import Result, Walker
+
+class Walker(Protocol):
+    """What these handlers need of the walker that calls them (and that they call back)."""
+
+    rules: Rules
+    carry_undeclared: bool
+    original: SchemaChecks
+
+    def node(self, schema: Any, path: str) -> Result:
+        """Transform one sub-schema."""
+        ...
+
+    def fail(self, reason: str) -> DialectError:
+        """Build the error for a schema the dialect cannot express."""
+        ...
+
+    def drop(self, path: str, keyword: str, value: Any, why: str = ...) -> str:
+        """Record a lossy step; return its wording for the description."""
+        ...
+
+    def leftovers(
+        self, schema: dict[str, Any], json_type: str, used: set[str], path: str, notes: list[str]
+    ) -> dict[str, Any]:
+        """Keep what the dialect enforces among unused keywords; note the rest."""
+        ...
+
 
 _MAP_KEYWORDS = frozenset(
     {"additionalProperties", "unevaluatedProperties", "patternProperties", "propertyNames"}
@@ -58,7 +86,7 @@ def is_open(schema: dict[str, Any], carry_undeclared: bool = True) -> bool:
 
 def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
     """Transform an object node (a map when it has no named properties)."""
-    required = [r for r in schema.get("required", ()) if isinstance(r, str)]
+    required = {r: None for r in schema.get("required", ()) if isinstance(r, str)}
     if is_open(schema, w.carry_undeclared) and "properties" not in schema and not required:
         return map_node(w, schema, path, notes, bounds=True)
     props = {**dict.fromkeys(required, True), **(schema.get("properties") or {})}

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_structx._dialects.nodes import children, iter_nodes
 from langchain_structx._dialects.refs import ref_name
 from langchain_structx._dialects.rules import Rules
+from langchain_structx._dialects.traversal import children, iter_nodes
 from langchain_structx._exceptions import DialectError
 
 MAX_PROPERTIES = 5_000
@@ -69,8 +69,10 @@ def nesting(
         if name not in known:
             known[name] = nesting(defs[name], defs, (*stack, name), known)
         return known[name]
-    kind = node.get("type")
-    here = 1 if kind == "object" or (isinstance(kind, list) and "object" in kind) else 0
+    json_type = node.get("type")
+    here = (
+        1 if json_type == "object" or (isinstance(json_type, list) and "object" in json_type) else 0
+    )
     return here + max((nesting(c, defs, stack, known) for c in children(node)), default=0)
 
 

@@ -32,7 +32,7 @@ SILENT = frozenset(
 )
 """Annotations that carry no constraint; removed without a trace."""
 
-KIND_KEYWORDS: Mapping[str, frozenset[str]] = {
+TYPE_KEYWORDS: Mapping[str, frozenset[str]] = {
     "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
     "number": frozenset(
         {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
@@ -65,7 +65,7 @@ KIND_KEYWORDS: Mapping[str, frozenset[str]] = {
         }
     ),
 }
-KIND_KEYWORDS = {**KIND_KEYWORDS, "integer": KIND_KEYWORDS["number"]}
+TYPE_KEYWORDS = {**TYPE_KEYWORDS, "integer": TYPE_KEYWORDS["number"]}
 CONDITIONALS = frozenset({"not", "if", "then", "else"})
 
 
@@ -83,7 +83,7 @@ class Rules:
 
     Attributes:
         name: Dialect name used in errors.
-        keep: Per value kind (`string`, `number`, `array`), the constraint keywords
+        keep: Per JSON type (`string`, `number`, `array`), the constraint keywords
             the provider enforces; anything else is described and dropped.
         formats: String formats the provider accepts.
         all_required: Every property must be listed in `required`; optional ones
@@ -116,9 +116,9 @@ class Rules:
     accepts: Callable[[str, Any], bool] = _always
     limits: Callable[[dict[str, Any]], None] = field(default=_no_limits)
 
-    def keeps(self, kind: str, keyword: str, value: Any) -> bool:
+    def keeps(self, json_type: str, keyword: str, value: Any) -> bool:
         """Tell whether a constraint keyword stays in the provider schema."""
-        if keyword not in self.keep.get(kind, frozenset()):
+        if keyword not in self.keep.get(json_type, frozenset()):
             return False
         if keyword == "format" and value not in self.formats:
             return False

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_structx._dialects.codecs import dump_json
-from langchain_structx._dialects.rules import KIND_KEYWORDS, Rules
+from langchain_structx._dialects.rules import TYPE_KEYWORDS, Rules
 
 JSON_TEXT = "A JSON-encoded value (any JSON: object, array, string, number, boolean or null)."
 _ENUMS = frozenset({"enum", "const"})
@@ -16,19 +16,19 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 dump = dump_json
 
 
-def kind_of(schema: Mapping[str, Any]) -> str:
+def json_type_of(schema: Mapping[str, Any]) -> str:
     """Return the declared type, or the type implied by object/array keywords.
 
     Examples:
-        >>> kind_of({"properties": {}}), kind_of({"minimum": 1})
+        >>> json_type_of({"properties": {}}), json_type_of({"minimum": 1})
         ('object', 'any')
     """
     declared = schema.get("type")
     if isinstance(declared, str):
         return declared
-    for kind in ("object", "array"):
-        if KIND_KEYWORDS[kind] & schema.keys():
-            return kind
+    for json_type in ("object", "array"):
+        if TYPE_KEYWORDS[json_type] & schema.keys():
+            return json_type
     return "any"
 
 
@@ -42,10 +42,10 @@ def split_types(schema: Mapping[str, Any]) -> dict[str, Any]:
     types = list(dict.fromkeys(schema["type"]))
     if len(types) == 1:
         return {**schema, "type": types[0]}
-    typed = set().union(*KIND_KEYWORDS.values())
+    typed = set().union(*TYPE_KEYWORDS.values())
     shared = {k: v for k, v in schema.items() if k != "type" and k not in typed}
     members = [
-        {"type": t, **{k: v for k, v in schema.items() if k in KIND_KEYWORDS.get(t, ())}}
+        {"type": t, **{k: v for k, v in schema.items() if k in TYPE_KEYWORDS.get(t, ())}}
         for t in types
     ]
     if "anyOf" in shared:
@@ -96,11 +96,11 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
         if any(is_null(m) for m in members):
             return schema
         return {**schema, "anyOf": [*members, {"type": "null"}]}
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+    declared = schema.get("type")
+    if declared == "null" or (isinstance(declared, list) and "null" in declared):
         return schema
-    if isinstance(kind, str) and not (_ENUMS & schema.keys()) and "$ref" not in schema:
-        return {**schema, "type": [kind, "null"]}
+    if isinstance(declared, str) and not (_ENUMS & schema.keys()) and "$ref" not in schema:
+        return {**schema, "type": [declared, "null"]}
     return {"anyOf": [schema, {"type": "null"}]}
 
 
@@ -134,13 +134,16 @@ def native_enum(values: Sequence[Any], rules: Rules, is_const: bool) -> dict[str
         return None
     if rules.string_enums and types != {"string"}:
         return None
-    kind = types.pop()
+    enum_type = types.pop()
     if rules.string_enums:
-        out: dict[str, Any] = {"type": kind, "enum": rest}
+        out: dict[str, Any] = {"type": enum_type, "enum": rest}
         return nullable(out) if len(rest) < len(values) else out
     if is_const and len(values) == 1 and rules.const:
-        return {"type": kind, "const": values[0]}
-    return {"type": [kind, "null"] if len(rest) < len(values) else kind, "enum": list(values)}
+        return {"type": enum_type, "const": values[0]}
+    return {
+        "type": [enum_type, "null"] if len(rest) < len(values) else enum_type,
+        "enum": list(values),
+    }
 
 
 def exclusive(members: Sequence[Any]) -> bool:
@@ -211,8 +214,8 @@ def _types_of(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...], known
     if "enum" in schema or "const" in schema:
         values = schema.get("enum", [schema.get("const")])
         return frozenset("number" if json_type(v) == "integer" else json_type(v) for v in values)
-    kind = kind_of(schema)
-    return frozenset({kind}) if kind in ("object", "array") else None
+    implied = json_type_of(schema)
+    return frozenset({implied}) if implied in ("object", "array") else None
 
 
 def overlap(left: Types, right: Types) -> bool:
@@ -220,18 +223,18 @@ def overlap(left: Types, right: Types) -> bool:
     return left is None or right is None or bool(left & right)
 
 
-def tag_for(original: Mapping[str, Any], kinds: Types, sent: Types, index: int) -> str:
+def tag_for(original: Mapping[str, Any], original_types: Types, sent: Types, index: int) -> str:
     """Name the wrapper key of a union member that needs one.
 
     Examples:
         >>> tag_for({"title": "Cat"}, frozenset({"object"}), frozenset({"object"}), 0)
         'Cat'
     """
-    if kinds == frozenset({"object"}) and sent == frozenset({"array"}):
+    if original_types == frozenset({"object"}) and sent == frozenset({"array"}):
         return "entries"
-    if kinds == frozenset({"array"}) and sent == frozenset({"object"}):
+    if original_types == frozenset({"array"}) and sent == frozenset({"object"}):
         return "positions"
-    if kinds != sent:
+    if original_types != sent:
         return "json"
     title = original.get("title")
     if isinstance(title, str) and _IDENTIFIER.fullmatch(title):

@@ -3,9 +3,10 @@
 `Walker.node` reads a (reference-normalised) JSON Schema node and returns the
 provider's node plus the codec that moves values between both shapes. Each node is
 first *prepared* (booleans, `$ref` with siblings, `allOf`, `oneOf`, type lists),
-then handled by its kind: reference, union, enum, object, array, scalar or
-free-form. Keywords a kind does not consume are kept when the dialect enforces them,
-and otherwise moved into the node's description and reported in `dropped`.
+then handled by what it is: reference, union, enum, object, array, scalar or
+free-form. Keywords its handler does not consume are kept when the dialect
+enforces them, and otherwise moved into the node's description and reported in
+`dropped`.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from langchain_structx._dialects.codecs import (
     JsonTextCodec,
     NullableCodec,
     RefCodec,
+    Result,
     UnionCodec,
     WrapCodec,
 )
 from langchain_structx._dialects.guard import MAX_DEPTH
 from langchain_structx._dialects.merge import merge_all
-from langchain_structx._dialects.nodes import reachable
 from langchain_structx._dialects.refs import ref_name, ref_to
 from langchain_structx._dialects.rules import (
     ANNOTATIONS,
@@ -38,9 +39,9 @@ from langchain_structx._dialects.rules import (
     SILENT,
     Rules,
 )
+from langchain_structx._dialects.traversal import reachable
 from langchain_structx._exceptions import DialectError
 
-Result = tuple[dict[str, Any], Codec]
 _NODE_BUDGET = 20_000
 _MAX_WALK_DEPTH = 2 * MAX_DEPTH
 _MAX_PREPARE_STEPS = 4 * MAX_DEPTH
@@ -130,14 +131,14 @@ class Walker:
             return self.union
         if "enum" in schema or "const" in schema:
             return self.enum
-        kind = shapes.kind_of(schema)
-        if kind == "object":
+        json_type = shapes.json_type_of(schema)
+        if json_type == "object":
             return partial(objects.object_node, self)
-        if kind == "array" and "prefixItems" in schema:
+        if json_type == "array" and "prefixItems" in schema:
             return partial(objects.tuple_node, self)
-        if kind == "array":
+        if json_type == "array":
             return self.array
-        return self.scalar if kind in _SCALARS else self.anything
+        return self.scalar if json_type in _SCALARS else self.anything
 
     # -- preparation ------------------------------------------------------------
 
@@ -215,14 +216,14 @@ class Walker:
         return out
 
     def leftovers(
-        self, schema: dict[str, Any], kind: str, used: set[str], path: str, notes: list[str]
+        self, schema: dict[str, Any], json_type: str, used: set[str], path: str, notes: list[str]
     ) -> dict[str, Any]:
         """Keep what the dialect enforces among unused keywords; note the rest."""
         kept: dict[str, Any] = {}
         for key, value in schema.items():
             if key in used or key in ANNOTATIONS or key in SILENT or key == "type":
                 continue
-            if self.rules.keeps(kind, key, value):
+            if self.rules.keeps(json_type, key, value):
                 kept[key] = value
             else:
                 notes.append(self.drop(path, key, value))
@@ -295,8 +296,8 @@ class Walker:
         for i, (orig, (out, codec)) in enumerate(zip(originals, results, strict=True)):
             clash = any(shapes.overlap(sent[i], other) for j, other in enumerate(sent) if j != i)
             if not (codec.identity or tagged or not clash):
-                kinds = shapes.types_of(orig, self.defs)
-                name = shapes.tag_for(self.resolve(orig), kinds, sent[i], i)
+                original_types = shapes.types_of(orig, self.defs)
+                name = shapes.tag_for(self.resolve(orig), original_types, sent[i], i)
                 tag = shapes.unique(name, tags)
                 tags.add(tag)
                 out, codec = shapes.close(self.rules, {tag: out}, [tag]), WrapCodec(codec, tag)
@@ -327,8 +328,8 @@ class Walker:
 
     def scalar(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:
         """string, number, integer, boolean or null with the enforced constraints."""
-        kind = schema["type"]
-        out = {"type": kind, **self.leftovers(schema, kind, set(), path, notes)}
+        json_type = schema["type"]
+        out = {"type": json_type, **self.leftovers(schema, json_type, set(), path, notes)}
         return out, IDENTITY
 
     def array(self, schema: dict[str, Any], path: str, notes: list[str]) -> Result:

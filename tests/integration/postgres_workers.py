@@ -2,7 +2,7 @@
 
 The test module and its worker processes both import this module by the same
 name, so a checkpoint written by one is read back by the other with the same
-classes (`postgres_workers.Contact`), as strict msgpack requires.
+classes (`checkpoint_graphs.Contact`), as strict msgpack requires.
 
 Every scripted reply is decided from the thread's own input: the first attempt
 of a thread leaves out the email (a validation failure, so a retry), the retry
@@ -20,22 +20,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired
+from typing import Any
 
+from checkpoint_graphs import BUILDERS, Contact, config, prepare_runs, summary
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.graph import END, START, MessagesState, StateGraph
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel
 
-from langchain_structx.middleware import create_agent
-from langchain_structx.nodes import reset_structured_output, structured_output_node
-from langchain_structx.report import StructuredReport
-from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
 
 # A blocked worker gives up after this long, so a test that fails to kill it
@@ -46,64 +40,7 @@ VALID_USAGE = {"input_tokens": 13, "output_tokens": 5, "total_tokens": 18}
 RETRIED_USAGE = {"input_tokens": 24, "output_tokens": 8, "total_tokens": 32}
 
 
-class Contact(BaseModel):
-    """A person's contact details."""
-
-    name: str
-    email: str
-
-
-@dataclass
-class Event:
-    """Something happening on a day."""
-
-    title: str
-    day: str
-
-
-class NodeState(MessagesState):
-    """A user's own graph state, the response annotated with their classes."""
-
-    structured_response: NotRequired[Contact | Event | None]
-    structured_response_kind: NotRequired[str | None]
-    structured_output_report: NotRequired[StructuredReport | None]
-
-
-FORMAT = ToolStrategy([Contact, Event], max_retries=2)
-prepare_runs: list[str] = []
-
-
-def build_agent(model: ScriptedChatModel, saver: Any) -> Any:
-    return create_agent(model, response_format=FORMAT, checkpointer=saver)
-
-
-def prepare(state: Any) -> dict[str, Any]:
-    """A step before the structured node, so a resumed run can show it is not repeated."""
-    prepare_runs.append("prepare")
-    asked = state["messages"][-1].id
-    return {"messages": [HumanMessage("(context: customer since 2019)", id=f"ctx-{asked}")]}
-
-
-def build_node_graph(model: ScriptedChatModel, saver: Any) -> Any:
-    builder = StateGraph(NodeState)
-    builder.add_node("reset", reset_structured_output)
-    builder.add_node("prepare", prepare)
-    builder.add_node("extract", structured_output_node(model, FORMAT))
-    builder.add_edge(START, "reset")
-    builder.add_edge("reset", "prepare")
-    builder.add_edge("prepare", "extract")
-    builder.add_edge("extract", END)
-    return builder.compile(checkpointer=saver)
-
-
-BUILDERS: dict[str, Callable[..., Any]] = {"agent": build_agent, "node": build_node_graph}
-
-
 # -- threads and their scripted answers ------------------------------------------------
-
-
-def config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
 
 
 def ask(number: int) -> dict[str, Any]:
@@ -140,13 +77,6 @@ def answer(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
 
 def retrying_model(threads: int = 1) -> ScriptedChatModel:
     return ScriptedChatModel(responses=[answer] * (2 * threads))
-
-
-def summary(messages: list[BaseMessage]) -> list[tuple[str, str | None]]:
-    """Each message as (type, id), a tool message as (tool, tool_call_id)."""
-    return [
-        ("tool", m.tool_call_id) if isinstance(m, ToolMessage) else (m.type, m.id) for m in messages
-    ]
 
 
 def outcome(values: dict[str, Any]) -> dict[str, Any]:

@@ -15,51 +15,32 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired
 
 import pytest
+from checkpoint_graphs import (
+    BUILDERS,
+    Contact,
+    Event,
+    build_agent,
+    build_node_graph,
+    config,
+    prepare_runs,
+    summary,
+)
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import Command, interrupt
-from pydantic import BaseModel
+from langgraph.graph import MessagesState
+from langgraph.types import Command
 
 from langchain_structx.errors import StructuredOutputRetryError
-from langchain_structx.middleware import create_agent
-from langchain_structx.nodes import reset_structured_output, structured_output_node
-from langchain_structx.report import StructuredReport
-from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
 
 pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
 CHILD_TIMEOUT = 120
-
-
-class Contact(BaseModel):
-    """A person's contact details."""
-
-    name: str
-    email: str
-
-
-@dataclass
-class Event:
-    """Something happening on a day."""
-
-    title: str
-    day: str
-
-
-class NodeState(MessagesState):
-    """What a user writes for their own graph: the response annotated with their classes."""
-
-    structured_response: NotRequired[Contact | Event | None]
-    structured_response_kind: NotRequired[str | None]
-    structured_output_report: NotRequired[StructuredReport | None]
 
 
 class UntypedState(MessagesState):
@@ -69,51 +50,11 @@ class UntypedState(MessagesState):
     structured_response_kind: NotRequired[str | None]
 
 
-FORMAT = ToolStrategy([Contact, Event], max_retries=2)
-prepare_runs: list[str] = []
-
-
-# -- graphs ---------------------------------------------------------------------------
-
-
-def build_agent(model: ScriptedChatModel, saver: SqliteSaver, **kwargs: Any) -> Any:
-    return create_agent(model, response_format=FORMAT, checkpointer=saver, **kwargs)
-
-
-def prepare(state: Any) -> dict[str, Any]:
-    """A node before the structured one; with `approve` in the text it asks a human first."""
-    if "approve" in state["messages"][0].text:
-        answer = interrupt("approve extraction?")
-        assert answer == "yes"
-    prepare_runs.append("prepare")
-    asked = state["messages"][-1].id
-    return {"messages": [HumanMessage("(context: customer since 2019)", id=f"ctx-{asked}")]}
-
-
-def build_node_graph(
-    model: ScriptedChatModel, saver: SqliteSaver, state: type[Any] = NodeState
-) -> Any:
-    builder = StateGraph(state)
-    builder.add_node("reset", reset_structured_output)
-    builder.add_node("prepare", prepare)
-    builder.add_node("extract", structured_output_node(model, FORMAT))
-    builder.add_edge(START, "reset")
-    builder.add_edge("reset", "prepare")
-    builder.add_edge("prepare", "extract")
-    builder.add_edge("extract", END)
-    return builder.compile(checkpointer=saver)
-
-
-BUILDERS: dict[str, Callable[..., Any]] = {"agent": build_agent, "node": build_node_graph}
 STRUCTURED_NODE = {"agent": "model", "node": "extract"}
 
 
 def open_saver(path: Path) -> SqliteSaver:
     return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
-
-
-def config(thread: str = "t1") -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
 
 
 # -- scripted replies ------------------------------------------------------------------
@@ -127,13 +68,6 @@ def contact_call(email: str | None, *, id: str) -> AIMessage:
 def event_call(*, id: str) -> AIMessage:
     args = {"title": "Launch", "day": "Friday"}
     return AIMessage("", id=id, tool_calls=[tool_call("Event", args, id=f"call-{id}")])
-
-
-def summary(messages: list[BaseMessage]) -> list[tuple[str, str | None]]:
-    """Each message as (type, id), a tool message as (tool, tool_call_id)."""
-    return [
-        ("tool", m.tool_call_id) if isinstance(m, ToolMessage) else (m.type, m.id) for m in messages
-    ]
 
 
 @pytest.fixture
@@ -412,7 +346,7 @@ def test_strict_msgpack_blocks_user_types_the_state_does_not_name(tmp_path: Path
     restored, stderr = strict_child(tmp_path, "node-untyped")
 
     assert restored["isinstance"] is False
-    assert "Blocked deserialization of test_checkpoints.Contact" in stderr
+    assert "Blocked deserialization of checkpoint_graphs.Contact" in stderr
 
 
 def main() -> None:

@@ -22,15 +22,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from checkpoint_graphs import BUILDERS, Contact, config
 from embedded_postgres import EmbeddedPostgres, start_postgres, stop_postgres
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from postgres_workers import (
-    BUILDERS,
     RETRIED_USAGE,
-    Contact,
     ask,
     async_pool,
-    config,
     expected_contact,
     flavour_of,
     outcome,

@@ -276,7 +276,7 @@ def test_gemini_enums_become_strings() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["dialects", "_dialects.codecs", "_dialects.merge", "_dialects.nodes", "_dialects.refs"]
+    ["dialects", "_dialects.codecs", "_dialects.merge", "_dialects.traversal", "_dialects.refs"]
     + ["_dialects.shapes", "_dialects.openai", "_dialects.anthropic", "_dialects.checks"],
 )
 def test_docstring_examples(module: str) -> None:

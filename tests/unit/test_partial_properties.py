@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_growth import grows
 
 from langchain_structx.streaming import _Buffer, partial_value
 
@@ -108,23 +109,6 @@ def within(partial: Any, final: Any, layout: Layout, cut: int, path: tuple[Any, 
         return isinstance(final, str) and final.startswith(partial)
     complete = layout.starts[path] + len(json.dumps(final)) <= cut
     return partial == final and type(partial) is type(final) and complete
-
-
-def grows(before: Any, after: Any) -> bool:
-    """`after` extends `before`: keys added, list items appended, strings extended."""
-    if isinstance(before, dict):
-        return isinstance(after, dict) and all(
-            key in after and grows(item, after[key]) for key, item in before.items()
-        )
-    if isinstance(before, list):
-        return (
-            isinstance(after, list)
-            and len(before) <= len(after)
-            and all(grows(a, b) for a, b in zip(before, after, strict=False))
-        )
-    if isinstance(before, str):
-        return isinstance(after, str) and after.startswith(before)
-    return before == after and type(before) is type(after)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,6 +1,7 @@
 """Partial structured objects on the custom stream and in astream_events."""
 
 import pytest
+from json_growth import grows
 from langchain.agents import create_agent as langchain_create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
@@ -51,23 +52,6 @@ CASES = {
         lambda: ['{"kind": "Contact", "data": ' + JSON + "}"],
     ),
 }
-
-
-def grows(before, after) -> bool:
-    """Whether `after` only adds to `before`: keys, list items, string characters."""
-    if isinstance(before, dict):
-        return isinstance(after, dict) and all(
-            k in after and grows(v, after[k]) for k, v in before.items()
-        )
-    if isinstance(before, list):
-        return (
-            isinstance(after, list)
-            and len(after) >= len(before)
-            and all(grows(b, a) for b, a in zip(before, after, strict=False))
-        )
-    if isinstance(before, str):
-        return isinstance(after, str) and after.startswith(before)
-    return before == after
 
 
 def model_for(case):

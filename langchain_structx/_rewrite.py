@@ -19,6 +19,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
 
+from langchain_structx import _rewrite_patterns as pat
 from langchain_structx._decode import (
     BadNumber,
     Fail,
@@ -28,58 +29,10 @@ from langchain_structx._decode import (
     repair_decoder,
 )
 from langchain_structx._exceptions import MalformedJSONError, TruncatedJSONError
-from langchain_structx._results import DETAILS, Repair
+from langchain_structx._repairs import Repair, text_repairs
 from langchain_structx.limits import Limits
 
 __all__ = ("Rewriter",)
-
-# Fast runs: plain JSON copied through in one regex match. Strings inside a run may
-# not hold brackets, so every bracket in a run is structural and can be counted.
-# Repeated groups are possessive (`*+`, `++`): without that, the regex engine keeps
-# backtracking state per repetition, which costs gigabytes on megabyte inputs.
-_PLAIN = r"[\s:,{}\[\]]+|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?:true|false|null)(?![\w$])"
-_DQ_STRING = r'"[^"\\\x00-\x1f{}\[\]]*+(?:\\.[^"\\\x00-\x1f{}\[\]]*+)*+"'
-_BORING = re.compile(rf"(?:{_PLAIN}|{_DQ_STRING})++")
-# A run of simple single-quoted strings (and double-quoted ones free of apostrophes)
-# that one str.replace turns into JSON; the lookahead leaves apostrophes alone.
-_DQ_NO_APOSTROPHE = r'"[^"\'\\\x00-\x1f{}\[\]]*+(?:\\.[^"\'\\\x00-\x1f{}\[\]]*+)*+"'
-_SQ_STRING = r"'[^'\"\\\x00-\x1f{}\[\]]*+'(?=\s*[,:}\]])"
-_SINGLE_RUN = re.compile(rf"(?:{_PLAIN}|{_DQ_NO_APOSTROPHE}|{_SQ_STRING})++")
-_COMMENT = re.compile(r"#[^\n]*+|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/")
-_BLANK = re.compile(rf"(?:\s++|{_COMMENT.pattern})++")
-# A string-free run of unquoted keys, Python literals and comments: fixed in bulk.
-_KEY = r"(?:[^\W\d]|\$)[\w$-]*+(?=\s*:)"
-_PY_WORD = r"(?:True|False|None)(?![\w$])(?!\s*:)"
-_BARE_RUN = re.compile(rf"(?:{_PLAIN}|{_PY_WORD}|{_KEY}|{_COMMENT.pattern}){{1,4096}}+")
-_COMMENT_SPLIT = re.compile(rf"({_COMMENT.pattern})")
-_KEY_SPLIT = re.compile(rf"(?<![\w$-])({_KEY})")
-_BRACKET = re.compile(r"[{}\[\]]")
-_TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
-_LEADING_CLOSE = re.compile(r"\s*[}\]]")
-_PY_LITERAL = re.compile(_PY_WORD)
-_WORD = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
-_KEY_AFTER = re.compile(r"\s*:")
-_TO_END = re.compile(r"\s*(?:```[\s\S]*)?")
-_INCOMPLETE = re.compile(r"[-+.\deE]*\s*(?:```[\s\S]*)?")
-_DQ_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
-_CONTROL = re.compile(r"[\x00-\x1f]")
-
-_QUOTES: Final = {
-    "'": ("'", "single_quotes"),
-    "\u2018": ("\u2018\u2019", "smart_quotes"),
-    "\u2019": ("\u2018\u2019", "smart_quotes"),
-    "\u201c": ("\u201c\u201d", "smart_quotes"),
-    "\u201d": ("\u201c\u201d", "smart_quotes"),
-}
-# A closing quote is one followed by a delimiter, so that apostrophes inside survive.
-_QUOTE_CLOSE: Final = {
-    closers: re.compile(rf"[{closers}](?=\s*(?:[,:}}\]]|```|\Z))")
-    for closers, _ in _QUOTES.values()
-}
-_PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
-_LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")
-_NON_FINITE: Final = ("NaN", "Infinity")
-
 
 _FLUSH: Final = 512  # output pieces joined at a time, so tiny pieces stay few
 
@@ -110,7 +63,7 @@ class Rewriter:
     def run(self) -> int:
         """Scan to the end of the value and return the position just after it."""
         text, end = self.text, len(self.text)
-        boring, single = _BORING.match, _SINGLE_RUN.match
+        boring, single = pat.BORING.match, pat.SINGLE_RUN.match
         while self.pos < end:
             run = boring(text, self.pos)
             quoted = run is None and text[self.pos] == "'"
@@ -138,7 +91,7 @@ class Rewriter:
             self.depth += opens - closes
         end = self.pos + len(piece)
         if closes:
-            piece, dropped = _TRAILING_COMMA.subn(" ", piece)
+            piece, dropped = pat.TRAILING_COMMA.subn(" ", piece)
             self._count("trailing_comma", dropped)
         if quoted:
             self._count("single_quotes", piece.count("'") // 2)
@@ -150,15 +103,15 @@ class Rewriter:
 
     def _blank_comments(self, piece: str) -> str:
         """Blank the comments of a bare run, keeping its length (and brackets out)."""
-        parts = _COMMENT_SPLIT.split(piece)
+        parts = pat.COMMENT_SPLIT.split(piece)
         self._count("comment", len(parts) // 2)
         parts[1::2] = [" " * len(comment) for comment in parts[1::2]]
         return "".join(parts)
 
     def _fix_bare(self, piece: str) -> str:
         """Quote the keys and lower the Python literals of a bare run."""
-        parts = _KEY_SPLIT.split(piece)
-        literals = any(word in piece for word in _PY_LITERALS)
+        parts = pat.KEY_SPLIT.split(piece)
+        literals = any(word in piece for word in pat.PY_LITERALS)
         if literals:
             self._lower_literals(parts, 0)
         # Past each key the output runs two more quotes ahead of the source.
@@ -172,16 +125,16 @@ class Rewriter:
 
     def _lower_literals(self, parts: list[str], index: int) -> None:
         part = parts[index]
-        count = sum(map(part.count, _PY_LITERALS))
+        count = sum(map(part.count, pat.PY_LITERALS))
         if count:
             self._count("python_literal", count)
-            for word, json_word in _PY_LITERALS.items():
+            for word, json_word in pat.PY_LITERALS.items():
                 part = part.replace(word, json_word)
             parts[index] = part
 
     def _walk(self, piece: str) -> int:
         """Track depth bracket by bracket; return where the value closes, or 0."""
-        for bracket in _BRACKET.finditer(piece):
+        for bracket in pat.BRACKET.finditer(piece):
             self.depth += 1 if bracket.group() in "{[" else -1
             if self.depth > self.limits.max_depth:
                 self.pos += bracket.start()
@@ -235,11 +188,7 @@ class Rewriter:
 
     def repairs(self) -> list[Repair]:
         """One repair per kind found, with a count-aware sentence."""
-        result = []
-        for kind, count in self.counts.items():
-            one, many = DETAILS[kind]
-            result.append(Repair(kind, one if count == 1 else many.format(n=count)))
-        return result
+        return text_repairs(self.counts)
 
     def _decode_failure(self, err: json.JSONDecodeError, repaired: str) -> Fail:
         if self.reached_end and err.pos >= len(repaired.rstrip()):
@@ -276,7 +225,7 @@ class Rewriter:
             if piece.isspace():
                 self.blank += len(piece)
                 return
-            self._release(drop=_LEADING_CLOSE.match(piece) is not None)
+            self._release(drop=pat.LEADING_CLOSE.match(piece) is not None)
         if piece[-1] in ", \t\r\n":
             body = piece.rstrip()
             if body.endswith(","):
@@ -296,7 +245,7 @@ class Rewriter:
     def _token(self) -> bool:
         char = self.text[self.pos]
         if self.depth > 0 and (char.isalpha() or char in "_$#/"):
-            bare = _BARE_RUN.match(self.text, self.pos)
+            bare = pat.BARE_RUN.match(self.text, self.pos)
             if bare is not None:
                 return self._take_run(bare.group(), False, bare=True)
         handler = _HANDLERS.get(char)
@@ -308,16 +257,16 @@ class Rewriter:
 
     def _double_quote(self) -> bool:
         # Reached for strings the fast pattern refused: open, brackets, control chars.
-        end = _DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
+        end = pat.DQ_BODY.match(self.text, self.pos + 1).end()  # type: ignore[union-attr]
         if end >= len(self.text) or self.text[end] != '"':
             raise self._truncated("the text ends inside a string")
-        raw = _CONTROL.search(self.text, self.pos + 1, end) is not None
+        raw = pat.CONTROL.search(self.text, self.pos + 1, end) is not None
         self._put(self.text[self.pos : end + 1], end + 1, "control_character" if raw else None)
         return False
 
     def _quoted(self) -> bool:
-        closers, kind = _QUOTES[self.text[self.pos]]
-        end = self._find_close(_QUOTE_CLOSE[closers])
+        closers, kind = pat.QUOTES[self.text[self.pos]]
+        end = self._find_close(pat.QUOTE_CLOSE[closers])
         body = self.text[self.pos + 1 : end].replace("\\'", "'").replace('"', '\\"')
         self._put(f'"{body}"', end + 1, kind)
         return False
@@ -345,7 +294,7 @@ class Rewriter:
 
     def _comments(self) -> bool:
         # A run of comments and blanks in one step, blanked to the same length.
-        piece = _BLANK.match(self.text, self.pos).group()  # type: ignore[union-attr]
+        piece = pat.BLANK.match(self.text, self.pos).group()  # type: ignore[union-attr]
         self._put(self._blank_comments(piece), self.pos + len(piece))
         return False
 
@@ -361,22 +310,22 @@ class Rewriter:
         return self._other()
 
     def _python_literal(self) -> bool:
-        found = _PY_LITERAL.match(self.text, self.pos)
+        found = pat.PY_LITERAL.match(self.text, self.pos)
         if found is None:
             return self._word()
-        self._put(_PY_LITERALS[found.group()], found.end(), "python_literal")
+        self._put(pat.PY_LITERALS[found.group()], found.end(), "python_literal")
         return False
 
     def _word(self) -> bool:
         text = self.text
-        word = _WORD.match(text, self.pos).group()  # type: ignore[union-attr]
+        word = pat.WORD.match(text, self.pos).group()  # type: ignore[union-attr]
         end = self.pos + len(word)
-        if self.depth > 0 and _KEY_AFTER.match(text, end):
+        if self.depth > 0 and pat.KEY_AFTER.match(text, end):
             self._put(f'"{word}"', end, "unquoted_key")
-        elif word in _NON_FINITE:
+        elif word in pat.NON_FINITE:
             raise self._fail(non_finite_message(word), final=True)
-        elif _TO_END.fullmatch(text, end) and (
-            self.depth > 0 or any(name.startswith(word) for name in _LITERAL_NAMES)
+        elif pat.TO_END.fullmatch(text, end) and (
+            self.depth > 0 or any(name.startswith(word) for name in pat.LITERAL_NAMES)
         ):
             raise self._truncated("the text ends inside a value")
         else:
@@ -384,7 +333,7 @@ class Rewriter:
         return False
 
     def _other(self) -> bool:
-        if _INCOMPLETE.fullmatch(self.text, self.pos):
+        if pat.INCOMPLETE.fullmatch(self.text, self.pos):
             raise self._truncated("the text ends inside a number")
         raise self._fail(f"unexpected character {self.text[self.pos]!r}")
 
@@ -396,5 +345,5 @@ _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
     "`": Rewriter._backtick,
     "-": Rewriter._minus,
     **dict.fromkeys("TFN", Rewriter._python_literal),
-    **dict.fromkeys(_QUOTES, Rewriter._quoted),
+    **dict.fromkeys(pat.QUOTES, Rewriter._quoted),
 }

@@ -1,4 +1,4 @@
-"""Read-only helpers over provider schemas: iterate nodes, follow references."""
+"""Read-only traversal of provider schemas: iterate nodes, follow references."""
 
 from __future__ import annotations
 

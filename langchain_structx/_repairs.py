@@ -1,7 +1,9 @@
-"""What parsing returns: the value, and the repairs made to reach it.
+"""Repairs: what each change to a model's text is called and how it is worded.
 
-Kept apart from the parser and the coercer so that both can build results without
-importing each other.
+`Repair` is one change, `Parsed` a value with the repairs made to reach it, and
+`DETAILS` the sentence for each kind of text repair (the coercer words its own).
+Kept apart from the parser, the scanner and the coercer so that all three can
+build repairs without importing each other.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ("DETAILS", "Parsed", "Repair")
+__all__ = ("DETAILS", "Parsed", "Repair", "text_repairs")
 
 # One sentence per text repair kind, singular and with a count; the scanner and the
 # wrapper detection in `_parse` both word their repairs from this table.
@@ -64,3 +66,17 @@ class Parsed:
 
     value: Any
     repairs: tuple[Repair, ...] = ()
+
+
+def text_repairs(counts: dict[str, int]) -> list[Repair]:
+    """One repair per kind counted, worded for its count.
+
+    Examples:
+        >>> [r.detail for r in text_repairs({"comment": 1, "trailing_comma": 3})]
+        ['removed a comment', 'removed 3 trailing commas']
+    """
+    result = []
+    for kind, count in counts.items():
+        one, many = DETAILS[kind]
+        result.append(Repair(kind, one if count == 1 else many.format(n=count)))
+    return result
