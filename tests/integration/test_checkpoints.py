@@ -184,8 +184,15 @@ def test_process_killed_mid_retry_resumes_without_loss_or_duplicates(
     graph = BUILDERS[flavour](model, savers())
     before = graph.get_state(config())
     seen = human_messages(flavour)
-    # What was committed survives; the dead attempt's messages were never committed.
-    assert before.next == (STRUCTURED_NODE[flavour],)
+    if flavour == "agent":
+        # Each attempt of an agent is its own step: the failed one and its feedback
+        # were committed before the retry began, and the retry is what died.
+        seen = [*seen, ("ai", "ai-bad"), ("tool", "call-ai-bad")]
+        assert before.values["structx_progress"]["attempts"] == 1
+    else:
+        # A node's attempts share its one step: the dead attempt's messages were
+        # never committed.
+        assert before.next == (STRUCTURED_NODE[flavour],)
     assert summary(before.values["messages"]) == seen
 
     result = graph.invoke(None, config())
@@ -193,6 +200,8 @@ def test_process_killed_mid_retry_resumes_without_loss_or_duplicates(
     assert prepare_runs == []  # finished steps are not run again
     assert result["structured_response"] == Contact(name="Ada", email="ada@x.org")
     assert result["structured_response_kind"] == "Contact"
+    # The resumed run goes on from where it was: its budget is not fresh.
+    assert result["structured_output_report"]["attempts"] == (2 if flavour == "agent" else 1)
     assert len(model.calls) == 1
     assert summary(model.calls[0].messages) == seen
     assert summary(result["messages"]) == [*seen, ("ai", "ai-good"), ("tool", "call-ai-good")]
@@ -239,7 +248,13 @@ def test_a_failed_later_turn_keeps_no_earlier_response(
         graph.invoke({"messages": [HumanMessage("someone, no email", id="h2")]}, config())
 
     stored = graph.get_state(config()).values
-    asked = [("human", "h2")] if flavour == "agent" else [("human", "h2"), ("human", "ctx-h2")]
+    if flavour == "agent":
+        # Each failed attempt was its own step, committed with its feedback; the
+        # last one raised, so it was not.
+        attempts = [(("ai", f"ai-bad-{i}"), ("tool", f"call-ai-bad-{i}")) for i in range(2)]
+        asked = [("human", "h2"), *(m for pair in attempts for m in pair)]
+    else:
+        asked = [("human", "h2"), ("human", "ctx-h2")]
     assert summary(stored["messages"])[-len(asked) :] == asked
     assert stored.get("structured_response") is None
     assert stored.get("structured_response_kind") is None
