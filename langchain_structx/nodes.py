@@ -34,7 +34,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
-from typing_extensions import TypeForm, TypeVar
+from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx import _engine, _shell
 from langchain_structx._capabilities import FallbackMemory
@@ -212,38 +212,31 @@ def _as_mapping(state: Any) -> Mapping[str, Any]:
     return dict(vars(state)) if hasattr(state, "__dict__") else {}
 
 
+class _NodeOptions(TypedDict, total=False):
+    messages_key: str
+    system_prompt: str | None
+    routes: Mapping[str, str] | None
+    record_messages: bool
+    fallback_memory: FallbackMemory | None
+
+
 @overload
 def structured_output_node(
     model: BaseChatModel | str,
     response_format: AnyStrategy[ResponseT],
-    *,
-    messages_key: str = "messages",
-    system_prompt: str | None = None,
-    routes: Mapping[str, str] | None = None,
-    record_messages: bool = True,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_NodeOptions],
 ) -> StructuredOutputNode[ResponseT]: ...
 @overload
 def structured_output_node(
     model: BaseChatModel | str,
     response_format: TypeForm[ResponseT],
-    *,
-    messages_key: str = "messages",
-    system_prompt: str | None = None,
-    routes: Mapping[str, str] | None = None,
-    record_messages: bool = True,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_NodeOptions],
 ) -> StructuredOutputNode[ResponseT]: ...
 @overload
 def structured_output_node(
     model: BaseChatModel | str,
     response_format: dict[str, Any] | Sequence[Any],
-    *,
-    messages_key: str = "messages",
-    system_prompt: str | None = None,
-    routes: Mapping[str, str] | None = None,
-    record_messages: bool = True,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_NodeOptions],
 ) -> StructuredOutputNode[Any]: ...
 
 

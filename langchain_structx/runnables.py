@@ -22,7 +22,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Generic, Literal, TypeAlias, overload
+from typing import Any, Generic, Literal, overload
 
 from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
@@ -33,7 +33,7 @@ from langchain_core.callbacks.manager import (
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from typing_extensions import TypedDict, TypeForm, TypeVar
+from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx import _drive
 from langchain_structx._capabilities import FallbackMemory
@@ -248,78 +248,61 @@ async def _once(value: LanguageModelInput) -> AsyncIterator[LanguageModelInput]:
     yield value
 
 
-_Typed: TypeAlias = "AnyStrategy[T]"
+class _Options(TypedDict, total=False):
+    method: Method | None
+    strict: bool | None
+    fallback_memory: FallbackMemory | None
 
 
+# A strategy object and a bare type must be separate overloads: a union of the two
+# would not read `Cat | Dog` as a type.
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
-    schema_or_strategy: _Typed[T],
+    schema_or_strategy: AnyStrategy[T],
     *,
     include_raw: Literal[False] = False,
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, T]: ...
-
-
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
-    schema_or_strategy: _Typed[T],
+    schema_or_strategy: AnyStrategy[T],
     *,
     include_raw: Literal[True],
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, RawOutput[T]]: ...
-
-
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
     schema_or_strategy: TypeForm[T],
     *,
     include_raw: Literal[False] = False,
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, T]: ...
-
-
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
     schema_or_strategy: TypeForm[T],
     *,
     include_raw: Literal[True],
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, RawOutput[T]]: ...
-
-
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
     schema_or_strategy: Any,
     *,
     include_raw: Literal[True],
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, RawOutput[Any]]: ...
-
-
 @overload
 def with_structured_output(
     model: BaseChatModel | str,
     schema_or_strategy: Any,
     *,
     include_raw: bool = False,
-    method: Method | None = None,
-    strict: bool | None = None,
-    fallback_memory: FallbackMemory | None = None,
+    **options: Unpack[_Options],
 ) -> Runnable[LanguageModelInput, Any]: ...
 
 
