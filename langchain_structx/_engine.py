@@ -266,8 +266,8 @@ def attempt_loop(
     order = plan.candidates
     if plan.auto:
         order = caps.auto_order(model, plan.candidates, memory, tools)
-        dropped = progress.get("dropped") or ()
-        order = tuple(s for s in order if s not in dropped) or order[-1:]
+        skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
+        order = tuple(s for s in order if s not in skipped) or order[-1:]
     native = caps.model_dialect(model)
     while True:
         strategy = order[0]

@@ -43,9 +43,37 @@ def for_model(spec: CallSpec, model: Any) -> CallSpec:
     return found
 
 
+def lost_routes(model: Any) -> frozenset[str]:
+    """Strategies `model`'s client cannot send as asked, so `AutoStrategy` skips them.
+
+    `ChatCloudflareWorkersAI` declares, per model family, the parameters it renames
+    or drops: a family whose `response_format` goes out under another name (the
+    "mistral" family's `guided_json`, which most of its models ignore) loses the
+    provider route, and one that drops `tool_choice` cannot force the tool route.
+    The client's own table is read, so a new family is handled as it declares.
+    """
+    if not _is_cloudflare_client(model):
+        return frozenset()
+    try:
+        from langchain_cloudflare.chat_models import get_model_behavior
+    except ImportError:  # an older client without the table
+        return frozenset()
+    behavior = get_model_behavior(str(getattr(model, "model", "") or ""))
+    lost = set()
+    if getattr(behavior, "response_format_param", "response_format") != "response_format":
+        lost.add("provider")
+    if "tool_choice" in getattr(behavior, "unsupported_params", ()):
+        lost.add("tool")
+    return frozenset(lost)
+
+
+def _is_cloudflare_client(model: Any) -> bool:
+    return any(cls.__name__ == "ChatCloudflareWorkersAI" for cls in type(model).__mro__)
+
+
 def talks_to_workers_ai(model: Any) -> bool:
     """Whether `model` is Workers AI's client, or an OpenAI client on its compatible route."""
-    if any(cls.__name__ == "ChatCloudflareWorkersAI" for cls in type(model).__mro__):
+    if _is_cloudflare_client(model):
         return True
     base = getattr(model, "openai_api_base", None)
     return isinstance(base, str) and bool(_WORKERS_AI_COMPATIBLE.search(base))

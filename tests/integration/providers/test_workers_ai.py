@@ -104,6 +104,20 @@ def test_mistral_named_model_loses_json_mode_in_langchain_cloudflare() -> None:
     assert server.ignored == [f"guided_json on {HERMES}"]
 
 
+def test_auto_skips_the_routes_the_client_cannot_send_for_that_model() -> None:
+    # The client's own table says it renames response_format and drops tool_choice
+    # for this family, so AutoStrategy asks in the prompt instead of losing both.
+    with FakeWorkersAI(answer) as server:
+        state = drive(client(server, "cloudflare", HERMES), AutoStrategy(Parcel), stream=False)
+    assert state["structured_response"] == Parcel(label="box")
+    assert state["structured_output_report"]["strategy"] == "prompted"
+    assert state["structured_output_report"]["attempts"] == 1
+    assert "guided_json" not in server.requests[0]
+    assert "tools" not in server.requests[0]
+    assert server.ignored == []
+    assert server.violations == []
+
+
 def test_mistral_named_model_keeps_json_mode_through_chat_openai() -> None:
     with FakeWorkersAI(answer) as server:
         state = drive(client(server, "openai", HERMES), ProviderStrategy(Parcel), stream=True)
