@@ -206,6 +206,7 @@ class Labels(BaseCallbackHandler):
     def __init__(self) -> None:
         self.models: list[tuple[list[str], dict[str, Any]]] = []
         self.custom: list[str] = []
+        self.reports: list[Any] = []
 
     def on_chat_model_start(
         self,
@@ -221,6 +222,23 @@ class Labels(BaseCallbackHandler):
 
     def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self.custom.append(name)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        found = _report_in(outputs)
+        if found is not None:
+            self.reports.append(found)
+
+
+def _report_in(outputs: Any) -> Any:
+    """The report in a run's outputs: a state update, or a list of them."""
+    if isinstance(outputs, dict):
+        return outputs.get("structured_output_report")
+    update = getattr(outputs, "update", None)
+    if isinstance(update, dict):
+        return update.get("structured_output_report")
+    if isinstance(outputs, (list, tuple)):
+        return next((r for r in map(_report_in, outputs) if r is not None), None)
+    return None
 
 
 def labelled(handler: Labels) -> list[tuple[Any, Any, Any]]:
@@ -241,6 +259,8 @@ def test_every_model_call_carries_its_attempt_strategy_and_variant(face: str, mo
         runnable = structured_output_node(model, ToolStrategy(Contact)).as_runnable()
     invoke(runnable, mode, QUESTION, {"callbacks": [handler]})
     assert labelled(handler) == [(1, "tool", "Contact"), (2, "tool", "Contact")]
+    # The report rides on the outputs of the traced runs, where LangSmith shows it.
+    assert handler.reports and handler.reports[-1]["attempts"] == 2
     tags = [t for tags, _ in handler.models for t in tags if t.startswith("structx:")]
     assert tags == [
         "structx:attempt:1",
