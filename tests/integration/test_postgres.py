@@ -199,10 +199,16 @@ def test_worker_killed_mid_retry_is_finished_by_another_process(
     structured = {"agent": "model", "node": "extract"}[flavour]
     assert resumed["pending"] == [structured]  # committed steps kept, the dead one not
     assert resumed["prepare_runs"] == 0  # and not run again
-    asked = expected_messages(flavour, 7, attempts=())
-    # The new process starts the structured step afresh: none of the dead attempt's
-    # messages, usage or attempt count were committed, so none come back twice.
-    assert [call[: len(asked)] for call in resumed["calls"]] == [asked, asked]
+    if flavour == "agent":
+        # Each attempt of an agent is its own step: the failed attempt was committed
+        # with its feedback and usage, and only the retry that died runs again.
+        asked = expected_messages(flavour, 7, attempts=("bad",))
+        assert [call[: len(asked)] for call in resumed["calls"]] == [asked]
+    else:
+        # A node's attempts share its step: none of the dead attempt's messages,
+        # usage or attempt count were committed, so none come back twice.
+        asked = expected_messages(flavour, 7, attempts=())
+        assert [call[: len(asked)] for call in resumed["calls"]] == [asked, asked]
     assert_retried_contact(resumed, flavour, 7)
     with sync_saver(database) as saver:
         stored = BUILDERS[flavour](retrying_model(), saver).get_state(config("killed"))
