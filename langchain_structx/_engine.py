@@ -14,6 +14,7 @@ in the state) carries the count, budget, usage and fallbacks across.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -260,7 +261,8 @@ def attempt_loop(
     plan.check_tools(tools)
     memory = memory if memory is not None else caps.FallbackMemory()
     user_tools = caps.tool_names(tools)
-    progress = progress or new_progress()
+    # The state's dict is never changed in place: the run works on its own copy.
+    progress = copy.deepcopy(progress) if progress else new_progress()
     progress["retry"] = False
     run = _Run(plan, state, progress, _earlier(progress, earlier))
     order = plan.candidates
