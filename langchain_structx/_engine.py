@@ -312,6 +312,7 @@ def _feedback_messages(failed: Failed, feedback: str) -> list[BaseMessage]:
                 content=feedback if n < FULL_REPLIES else SEE_ABOVE,
                 tool_call_id=call_id,
                 name=name,
+                status="error",
             )
             for n, (call_id, name) in enumerate(failed.call_ids)
         ]
