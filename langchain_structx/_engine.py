@@ -222,10 +222,12 @@ def attempt_loop(
     if plan.auto:
         order = caps.auto_order(model, plan.candidates, memory, tools)
     native = caps.model_dialect(model)
+    outcomes: list[tuple[StrategyName, str]] = []  # failed attempts, for quality fallback
     while True:
         strategy = order[0]
         try:
-            spec = plan.call_spec(strategy, dialect=plan.strict_dialect(native), native=native)
+            dialect = plan.strict_dialect(native)
+            spec = plan.call_spec(strategy, dialect=dialect, native=native, alone=not user_tools)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fall_back(run, order, exc)
@@ -251,6 +253,11 @@ def attempt_loop(
         replies = _feedback_messages(seen.outcome, feedback)
         if seen.ordinary_calls:
             return run.pending([message, *replies])
+        outcomes.append((strategy, seen.outcome.error.kind))
+        if plan.auto and caps.give_up_route(memory, model, strategy, outcomes, len(order) - 1):
+            order = _fall_back(run, order, seen.outcome.error)
+            run.history.clear()  # the next route starts afresh, not from this one's feedback
+            continue
         run.history.extend([message, *replies])
 
 
