@@ -43,7 +43,9 @@ def test_bare_schema_on_default_profile_is_answered(
 ) -> None:
     task = _BY_ID[task_id]
     assert server_chat_model.profile is None  # what a user gets without saying more
-    agent = create_agent(server_chat_model, response_format=task.schema, system_prompt=SYSTEM_PROMPT)
+    agent = create_agent(
+        server_chat_model, response_format=task.schema, system_prompt=SYSTEM_PROMPT
+    )
     seen = ToolChoices()
 
     state = agent.invoke(
