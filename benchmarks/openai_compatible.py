@@ -158,6 +158,11 @@ def row(config: lm.Config) -> dict[str, Any]:
     }
 
 
+def first_failure(r: dict[str, Any]) -> str:
+    task, error = next(iter(r["failures"].items()))
+    return f"{task}: {error[:120]}"
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
     head = f"{'configuration':32} {'valid':>7} {'exact':>6} {'calls':>6} {'calls/valid':>12}"
     print(f"{head} {'p50 s':>7}")
@@ -214,7 +219,13 @@ def main() -> int:
             "valid answers": [float(r["valid"]) for r in rows],
             "calls per valid answer": [r["calls_per_valid"] for r in rows],
         },
-        extra={"rows": rows, "threads": args.threads, "max_retries": args.max_retries},
+        extra={
+            "answers with every field right": {r["name"]: r["exact"] for r in rows},
+            "model calls": {r["name"]: r["calls"] for r in rows},
+            "first failure": {r["name"]: first_failure(r) for r in rows if r["failures"]},
+            "server threads": args.threads,
+            "our max_retries": args.max_retries,
+        },
     )
     return 0
 
