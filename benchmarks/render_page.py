@@ -100,6 +100,13 @@ ABOUT: dict[str, tuple[str, str]] = {
         "The extraction task set on the embedded model, our strategies beside stock "
         "LangChain's over llama.cpp's OpenAI-protocol server.",
     ),
+    "openai_compatible": (
+        "python benchmarks/openai_compatible.py",
+        "The embedded model behind llama-cpp-python's OpenAI-compatible server, reached "
+        "with `ChatOpenAI` and no profile: `AutoStrategy` before and after the named tool "
+        "choice and the quality fallback, each strategy alone, and stock LangChain. See "
+        "[OpenAI-compatible servers](openai-compatible.md).",
+    ),
     "batch": (
         "python benchmarks/batch.py",
         "Fifty short texts through the embedded model one after another, with llama.cpp "

@@ -7,6 +7,11 @@ request itself (not a user's tool, not a server error) is also remembered, per
 model identity, in the `FallbackMemory` of the agent or node that saw it, for
 `FALLBACK_TTL_SECONDS`, so its later runs skip the round trip. The memory is
 guarded by a lock: agents are run from many threads.
+
+A strategy whose replies keep failing in a way that says the route itself does
+not work on this model (`route_broken`: no tool call at all, or prose where a
+native JSON schema was asked for) is given up the same way, within the retry
+budget, and remembered like a rejection.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
 from langchain_structx._rejections import is_rejection as is_rejection
 from langchain_structx.dialects import Dialect
+from langchain_structx.errors import FailureKind
 from langchain_structx.strategies import StrategyName
 
 _CREDENTIAL_ATTRS = (
@@ -100,7 +106,9 @@ def supported_strategies(model: Any, tools: Sequence[Any] = ()) -> frozenset[Str
 
     Native output follows LangChain's own rule (profile, known model names, and
     the exception for models that cannot combine it with tools), looked up at
-    call time so that it stays in step with the installed LangChain.
+    call time so that it stays in step with the installed LangChain, except
+    that a profile saying `structured_output: False` (or `tool_calling: False`)
+    is the user's word and beats any rule based on the model's name.
     """
     profile = getattr(model, "profile", None) or {}
     found: set[StrategyName] = {"prompted"}
@@ -113,10 +121,14 @@ def supported_strategies(model: Any, tools: Sequence[Any] = ()) -> frozenset[Str
 
 
 def _provider_supported(model: Any, tools: Sequence[Any]) -> bool:
+    profile = getattr(model, "profile", None) or {}
+    if profile.get("structured_output") is False:
+        # LangChain falls through to its model-name patterns here, so a local
+        # server behind ChatOpenAI(model="gpt-...") would be sent json_schema.
+        return False
     check = getattr(_langchain_factory, "_supports_provider_strategy", None)
     if check is not None and isinstance(model, BaseChatModel):
         return bool(check(model, tools=list(tools)))
-    profile = getattr(model, "profile", None) or {}
     return bool(profile.get("structured_output"))
 
 
@@ -228,3 +240,67 @@ def auto_order(
     rejected = memory.rejected(model_identity(model))
     order = tuple(s for s in preferred if s in usable and s not in rejected)
     return order or ("prompted",)
+
+
+ROUTE_STRIKES = 2
+"""Consecutive route failures of one strategy after which AutoStrategy moves on."""
+
+ROUTE_FAILURES: dict[StrategyName, frozenset[FailureKind]] = {
+    # No tool call: the model writes its call as prose (a server that ignores
+    # `tool_choice`, a chat template that cannot express tools).
+    "tool": frozenset({"no_output"}),
+    # Nothing, or no JSON, despite a native schema: the server does not enforce it.
+    "provider": frozenset({"no_output", "parse"}),
+}
+"""Failure kinds that say the route, not the content, is broken. A reply that
+is JSON but breaks the schema is a content mistake: feedback fixes those."""
+
+
+def route_broken(
+    strategy: StrategyName,
+    outcomes: Sequence[tuple[StrategyName, str]],
+    alternatives: int,
+    strikes: int = ROUTE_STRIKES,
+) -> bool:
+    """Whether AutoStrategy should give up `strategy` for the next one.
+
+    Args:
+        strategy: The strategy just tried.
+        outcomes: This run's failed attempts, oldest first, as (strategy, kind).
+        alternatives: How many strategies are left after this one.
+        strikes: How many route failures in a row it takes.
+
+    Returns:
+        True when the last `strikes` failures were all `strategy`'s, all of a
+        kind that says its route is broken, and another strategy is left.
+
+    Examples:
+        >>> route_broken("tool", [("tool", "no_output"), ("tool", "no_output")], 1)
+        True
+        >>> route_broken("tool", [("tool", "no_output"), ("tool", "validation")], 1)
+        False
+        >>> route_broken("tool", [("tool", "no_output"), ("tool", "no_output")], 0)
+        False
+    """
+    recent = outcomes[-strikes:] if strikes > 0 else ()
+    kinds = ROUTE_FAILURES.get(strategy, frozenset())
+    return (
+        alternatives > 0
+        and strikes > 0
+        and len(recent) == strikes
+        and all(name == strategy and kind in kinds for name, kind in recent)
+    )
+
+
+def give_up_route(
+    memory: FallbackMemory,
+    model: Any,
+    strategy: StrategyName,
+    outcomes: Sequence[tuple[StrategyName, str]],
+    alternatives: int,
+) -> bool:
+    """`route_broken`, remembering the strategy as rejected for `model` when it is."""
+    broken = route_broken(strategy, outcomes, alternatives)
+    if broken:
+        memory.remember(model_identity(model), strategy)
+    return broken

@@ -20,7 +20,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypeAlias, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
 from typing_extensions import TypedDict
 
@@ -34,8 +34,6 @@ from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
     AttemptError,
     DialectError,
-    EarlierAttemptError,
-    FailureKind,
     ProviderRejectedError,
 )
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
@@ -66,6 +64,12 @@ class Progress(TypedDict):
     """Whether the last step ended with feedback and the model must be asked again."""
     run_id: NotRequired[str]
     """Names the run, so a shell can keep its error objects between steps."""
+    routes: NotRequired[list[str]]
+    """The strategy of each failed attempt (beside `kinds`), for the quality fallback."""
+    added: NotRequired[list[str]]
+    """Ids of the messages this run has added to the conversation."""
+    hidden: NotRequired[list[str]]
+    """Ids of the messages of routes given up: kept in the state, not shown again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,8 @@ class CallModel:
     attempt: int = 1
     offload_chars: int | None = None
     """In async runs, a reply larger than this is read on a worker thread."""
+    hidden: frozenset[str] = frozenset()
+    """Ids of earlier messages not to show the model (routes given up)."""
 
 
 Step: TypeAlias = CallModel | Invoke
@@ -136,6 +142,7 @@ class _Run:
         limit = self.plan.limits.max_feedback_chars
         self.progress["errors"].append(clip(f"{error.kind}: {error}", limit))
         self.progress["kinds"].append(error.kind)
+        self.progress.setdefault("routes", []).append(strategy)
         return failure
 
     def finish(
@@ -163,8 +170,14 @@ class _Run:
             tuple(self.errors),
         )
 
-    def pending(self, messages: list[BaseMessage], *, retry: bool = False) -> RunResult:
+    def pending(
+        self, messages: list[BaseMessage], *, retry: bool = False, hide: bool = False
+    ) -> RunResult:
         self.progress["retry"] = retry
+        added = self.progress.setdefault("added", [])
+        added.extend(m.id for m in messages if m.id)
+        if hide:
+            self.progress.setdefault("hidden", []).extend(added)
         return RunResult(
             [*self.history, *messages], progress=self.progress, errors=tuple(self.errors)
         )
@@ -184,6 +197,9 @@ def new_progress() -> Progress:
         "dropped": [],
         "retry": False,
         "run_id": uuid.uuid4().hex,
+        "routes": [],
+        "added": [],
+        "hidden": [],
     }
 
 
@@ -206,20 +222,6 @@ def _tokens(usage: UsageMetadata) -> TokenUsage:
         "output_tokens": usage["output_tokens"],
         "total_tokens": usage["total_tokens"],
     }
-
-
-def _earlier(progress: Progress, known: Sequence[AttemptError]) -> list[AttemptError]:
-    """The run's earlier errors: those the shell kept, else rebuilt from the progress.
-
-    A run resumed in another process has only the checkpointed text of its
-    earlier errors; they come back as `EarlierAttemptError`s.
-    """
-    if len(known) == len(progress["errors"]):
-        return list(known)
-    return [
-        EarlierAttemptError(text, kind=cast("FailureKind", kind), attempt=n)
-        for n, (text, kind) in enumerate(zip(progress["errors"], progress["kinds"], strict=True), 1)
-    ]
 
 
 def attempt_loop(
@@ -264,24 +266,25 @@ def attempt_loop(
     # The state's dict is never changed in place: the run works on its own copy.
     progress = copy.deepcopy(progress) if progress else new_progress()
     progress["retry"] = False
-    run = _Run(plan, state, progress, _earlier(progress, earlier))
-    order = plan.candidates
-    if plan.auto:
-        order = caps.auto_order(model, plan.candidates, memory, tools)
-        skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
-        order = tuple(s for s in order if s not in skipped) or order[-1:]
+    run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
+    order = _order(plan, model, memory, tools, progress)
     native = caps.model_dialect(model)
     while True:
         strategy = order[0]
         try:
-            spec = plan.call_spec(strategy, dialect=plan.strict_dialect(native), native=native)
+            dialect = plan.strict_dialect(native)
+            spec = plan.call_spec(strategy, dialect=dialect, native=native, alone=not user_tools)
             spec = quirks.for_model(spec, model)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fall_back(run, order, exc)
             continue
         step = CallModel(
-            spec, tuple(run.history), run.progress["attempts"] + 1, plan.limits.offload_chars
+            spec,
+            tuple(run.history),
+            run.progress["attempts"] + 1,
+            plan.limits.offload_chars,
+            frozenset(progress.get("hidden") or ()),
         )
         try:
             message = yield step
@@ -299,14 +302,51 @@ def attempt_loop(
             return run.pending([message])
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
-            return run.finish(strategy, seen.outcome, _success(plan, message, seen.outcome))
+            return run.finish(
+                strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
+            )
         text = yield from _feedback.feedback(run.fail(strategy, seen.outcome.error))
         replies = _feedback.replies(seen.outcome, text)
         if seen.ordinary_calls:
             return run.pending([message, *replies])
+        # A broken route (not a wrong answer) is left for the next strategy, which
+        # starts afresh, without this route's attempts and feedback in view.
+        broken = _route_broken(run, memory, model, order)
+        if broken:
+            order = _fall_back(run, order, seen.outcome.error)
         if one_call:
-            return run.pending([message, *replies], retry=True)
-        run.history.extend([message, *replies])
+            return run.pending([message, *replies], retry=True, hide=broken)
+        run.history = [] if broken else [*run.history, message, *replies]
+
+
+def _order(
+    plan: Plan,
+    model: Any,
+    memory: caps.FallbackMemory,
+    tools: Sequence[Any],
+    progress: Progress,
+) -> tuple[StrategyName, ...]:
+    """The strategies to try, best first.
+
+    For auto: what the model can do, minus what it rejected, what its client
+    cannot send and what this run gave up.
+    """
+    if not plan.auto:
+        return plan.candidates
+    order = caps.auto_order(model, plan.candidates, memory, tools)
+    skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
+    return tuple(s for s in order if s not in skipped) or order[-1:]
+
+
+def _route_broken(
+    run: _Run, memory: caps.FallbackMemory, model: Any, order: tuple[StrategyName, ...]
+) -> bool:
+    """Whether AutoStrategy should leave the current strategy for its route's failures."""
+    if not run.plan.auto:
+        return False
+    routes = cast("list[StrategyName]", run.progress.get("routes") or [])
+    outcomes = list(zip(routes, run.progress["kinds"], strict=True))
+    return caps.give_up_route(memory, model, order[0], outcomes, len(order) - 1)
 
 
 def _remember(
@@ -339,32 +379,11 @@ def _fall_back(
     return order[1:]
 
 
-def _success(plan: Plan, message: AIMessage, found: Found) -> list[BaseMessage]:
-    if found.call_id is None:
-        return [message]
-    content = plan.tool_message_content or (
-        f"Returning structured response: {render(found.value, plan.limits.max_feedback_chars)}"
-    )
-    reply = ToolMessage(content=content, tool_call_id=found.call_id, name=found.variant)
-    return [message, reply]
-
-
-def render(value: Any, limit: int) -> str:
-    """`str(value)` cut to `limit`, or the type's name when it cannot be rendered.
-
-    A valid answer must never be lost to its own rendering: a deeply nested
-    value can exhaust the recursion limit of `repr`.
-
-    Examples:
-        >>> render({"a": 1}, 100)
-        "{'a': 1}"
-    """
-    try:
-        return clip(str(value), limit)
-    except Exception:  # noqa: BLE001 - any failure to render falls back to the type
-        return f"<{type(value).__name__}>"
-
-
 def with_history(messages: Sequence[BaseMessage], step: CallModel) -> list[BaseMessage]:
-    """The conversation for one call: the caller's messages, then this run's retries."""
+    """The conversation for one call: the caller's messages, then this run's retries.
+
+    Messages of a route given up stay in the state but are not shown again.
+    """
+    if step.hidden:
+        messages = [m for m in messages if m.id not in step.hidden]
     return [*messages, *step.history]

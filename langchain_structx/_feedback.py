@@ -7,18 +7,25 @@ was built; here it is only applied. Everything in this module is driven by
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 
 from langchain_structx._clip import clip
-from langchain_structx._extract import Failed
+from langchain_structx._extract import Failed, Found
 from langchain_structx._plan import Plan
 from langchain_structx._policy import ErrorPolicy
-from langchain_structx.errors import AttemptError, ErrorHandlerError, StructuredOutputRetryError
+from langchain_structx.errors import (
+    AttemptError,
+    EarlierAttemptError,
+    ErrorHandlerError,
+    FailureKind,
+    StructuredOutputRetryError,
+)
 from langchain_structx.strategies import ErrorContext, StrategyName
 
 ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
@@ -104,16 +111,23 @@ def feedback(failure: Failure) -> Generator[Invoke, Any, str]:
 
 def replies(failed: Failed, text: str) -> list[BaseMessage]:
     """The messages that carry `text` back to the model: a tool answer per call, or a turn."""
+    # Ids are set here, so a run can later tell its own messages in the state.
     if failed.call_ids:
         return [
             ToolMessage(
                 content=text if n < FULL_REPLIES else SEE_ABOVE,
                 tool_call_id=call_id,
                 name=name,
+                status="error",
+                id=_new_id(),
             )
             for n, (call_id, name) in enumerate(failed.call_ids)
         ]
-    return [HumanMessage(content=text)]
+    return [HumanMessage(content=text, id=_new_id())]
+
+
+def _new_id() -> str:
+    return f"structx-{uuid.uuid4().hex}"
 
 
 def _handler_error(error: AttemptError, problem: str) -> ErrorHandlerError:
@@ -156,3 +170,44 @@ def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> 
     if policy.types is None and error.kind == "refusal":
         raise error  # a refusal is an answer, not a mistake: never retried by default
     return policy.text if policy.text is not None else ERROR_TEMPLATE.format(error=str(error))
+
+
+def answered(plan: Plan, message: AIMessage, found: Found) -> list[BaseMessage]:
+    """The messages of a valid answer: the reply, and the answer to its structured call."""
+    if found.call_id is None:
+        return [message]
+    content = plan.tool_message_content or (
+        f"Returning structured response: {render(found.value, plan.limits.max_feedback_chars)}"
+    )
+    reply = ToolMessage(content=content, tool_call_id=found.call_id, name=found.variant)
+    return [message, reply]
+
+
+def render(value: Any, limit: int) -> str:
+    """`str(value)` cut to `limit`, or the type's name when it cannot be rendered.
+
+    A valid answer must never be lost to its own rendering: a deeply nested
+    value can exhaust the recursion limit of `repr`.
+
+    Examples:
+        >>> render({"a": 1}, 100)
+        "{'a': 1}"
+    """
+    try:
+        return clip(str(value), limit)
+    except Exception:  # noqa: BLE001 - any failure to render falls back to the type
+        return f"<{type(value).__name__}>"
+
+
+def earlier_errors(progress: Any, known: Sequence[AttemptError]) -> list[AttemptError]:
+    """The run's earlier errors: those the shell kept, else rebuilt from the progress.
+
+    A run resumed in another process has only the checkpointed text of its
+    earlier errors; they come back as `EarlierAttemptError`s.
+    """
+    if len(known) == len(progress["errors"]):
+        return list(known)
+    return [
+        EarlierAttemptError(text, kind=cast("FailureKind", kind), attempt=n)
+        for n, (text, kind) in enumerate(zip(progress["errors"], progress["kinds"], strict=True), 1)
+    ]

@@ -122,6 +122,7 @@ class Plan:
         *,
         dialect: Dialect | None = None,
         native: Dialect | None = None,
+        alone: bool = False,
     ) -> CallSpec:
         """Build the request pieces for `strategy`.
 
@@ -132,22 +133,45 @@ class Plan:
             native: The model's own dialect. Gemini's client rewrites tool
                 parameters into its own schema type, losing what it does not
                 know (`oneOf`, recursion), so they are sent in the Gemini dialect.
+            alone: Whether the request carries no tools of the caller's. With
+                one structured tool the tool choice then names it (see
+                `tool_choice_for`); otherwise it is `"any"`.
 
         Raises:
             DialectError: When the schema cannot be expressed in `dialect`, or
                 as Gemini tool parameters.
         """
+        alone = alone and strategy == "tool"
         if strategy == "tool":
             dialect = native if native == "gemini" else None
-        key = f"{strategy}:{dialect}"
+        key = f"{strategy}:{dialect}:{alone}"
         found = self._specs.get(key)
         if found is None:
-            found = self._specs[key] = self._build_spec(strategy, dialect)
+            found = self._specs[key] = self._build_spec(strategy, dialect, alone)
         return found
 
-    def _build_spec(self, strategy: StrategyName, dialect: Dialect | None) -> CallSpec:
+    def tool_choice_for(self, *, alone: bool) -> str:
+        """The tool choice of the tool strategy.
+
+        A request whose only tool is our one structured tool names it: servers
+        that speak OpenAI's protocol (llama.cpp's, vLLM, Ollama) enforce a named
+        tool with a grammar but may ignore `"required"`, and a named choice asks
+        hosted providers for exactly the same thing. With tools of the caller's,
+        or one tool per union variant, the model must be free to pick: `"any"`.
+
+        Examples:
+            >>> build_plan(ToolStrategy({"title": "Tag", "type": "object"})).tool_choice_for(
+            ...     alone=True
+            ... )
+            'Tag'
+        """
+        if alone and len(self.schemas.variants) == 1:
+            return self.schemas.variants[0].name
+        return "any"
+
+    def _build_spec(self, strategy: StrategyName, dialect: Dialect | None, alone: bool) -> CallSpec:
         if strategy == "tool":
-            return self._tool_spec(dialect)
+            return self._tool_spec(dialect, self.tool_choice_for(alone=alone))
         if strategy == "provider" and dialect is not None:
             strict = self.transformed(dialect)
             settings = _response_format(self.output_name(), strict.schema, strict=True)
@@ -160,15 +184,15 @@ class Plan:
             strategy="prompted", model_settings=settings, system_suffix=self.instructions()
         )
 
-    def _tool_spec(self, dialect: Dialect | None) -> CallSpec:
+    def _tool_spec(self, dialect: Dialect | None, choice: str) -> CallSpec:
         if dialect is None:
             tools = tuple(_tool(v, v.json_schema) for v in self.schemas.variants)
-            return CallSpec(strategy="tool", tools=tools, tool_choice="any")
+            return CallSpec(strategy="tool", tools=tools, tool_choice=choice)
         rewritten = {v.name: self._variant_in(v, dialect) for v in self.schemas.variants}
         return CallSpec(
             strategy="tool",
             tools=tuple(_tool(v, rewritten[v.name].schema) for v in self.schemas.variants),
-            tool_choice="any",
+            tool_choice=choice,
             tool_restore={name: t.restore for name, t in rewritten.items()},
         )
 

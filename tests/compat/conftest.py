@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 PLUGIN = "tests.compat.plugin"
@@ -13,3 +15,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"run the compat tests with: python -m pytest -p {PLUGIN} tests/compat"
         )
+
+
+@pytest.fixture(scope="session")
+def vcr_config() -> dict[str, Any]:
+    """Replay LangChain's recorded OpenAI exchanges; never record."""
+    from tests.compat.plugin import cassette_config
+
+    return cassette_config()

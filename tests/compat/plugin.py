@@ -16,12 +16,20 @@ repository root. Before any test module is imported it:
 
 It also provides LangChain's autouse ``blockbuster`` fixture, as LangChain's
 ``tests/unit_tests/conftest.py`` does, so blocking calls inside the event loop
-fail here as they would upstream.
+fail here as they would upstream, and the ``vcr_config`` that pytest-recording
+reads for tests marked ``@pytest.mark.vcr``: LangChain's recorded OpenAI
+exchanges (gzipped YAML under ``upstream/tests/cassettes``) are replayed with
+recording switched off, so an unrecorded request fails the test instead of
+reaching the network. Requests are matched on method, the redacted URI and the
+JSON body, as upstream matches them: what we send must equal what LangChain
+sent, key order aside.
 """
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +42,23 @@ UPSTREAM = Path(__file__).parent / "upstream"
 
 UPSTREAM_PACKAGE = "tests.unit_tests"
 
+CASSETTES = UPSTREAM / "tests" / "cassettes"
+"""LangChain's recorded HTTP exchanges, replayed and never re-recorded."""
+
 _RF = "tests/unit_tests/agents/test_response_format.py"
 _REFUSAL = "tests/unit_tests/agents/middleware/implementations/test_model_refusal.py"
+_CASSETTES = "tests/unit_tests/agents/test_response_format_integration.py"
+_STRICT_BY_DEFAULT = (
+    "Deliberate: for a bare schema on gpt-5, LangChain infers ProviderStrategy with strict "
+    "unset and sends OpenAI a non-strict json_schema (strict: false, the schema as Pydantic "
+    "writes it). Our AutoStrategy also picks the native route but asks for OpenAI's strict "
+    "mode: strict: true, with the schema transformed for it (additionalProperties: false; "
+    "optional fields become nullable and required, and are restored after decoding). The "
+    "recorded cassette only answers LangChain's exact request body, so replay finds no match. "
+    "Better: in strict mode OpenAI constrains decoding to the schema, so the reply always "
+    "parses and validates and no retry is spent on a schema slip; non-strict json_schema is "
+    "only a hint. Pass ProviderStrategy(schema, strict=False) for a non-strict request."
+)
 
 DELIBERATE: dict[str, str] = {
     f"{_RF}::TestResponseFormatAsProviderStrategy::test_validation_error_with_invalid_response": (
@@ -47,6 +70,8 @@ DELIBERATE: dict[str, str] = {
         "last AI message and the summed usage). Better: a one-off schema slip costs one more call "
         "instead of failing the whole agent run, and the bound prevents a runaway loop."
     ),
+    f"{_CASSETTES}::test_inference_to_native_output[False]": _STRICT_BY_DEFAULT,
+    f"{_CASSETTES}::test_inference_to_native_output[True]": _STRICT_BY_DEFAULT,
 }
 """Upstream node id (as in LangChain's repository) -> why we deliberately differ.
 
@@ -168,3 +193,95 @@ def blockbuster() -> Iterator[Any]:
 
     with blockbuster_ctx() as bb:
         yield bb
+
+
+# --- Recorded HTTP exchanges ---------------------------------------------------------
+
+
+def cassette_config() -> dict[str, Any]:
+    """Replay-only cassette settings, matching requests as LangChain's conftest does.
+
+    tests/compat/conftest.py serves it as pytest-recording's ``vcr_config``
+    fixture (a conftest fixture outranks the one pytest-recording defines).
+    """
+    from vcr import VCR
+
+    return {
+        "record_mode": "none",
+        "cassette_library_dir": str(CASSETTES),
+        "match_on": ["method", "uri", "json_body"],
+        "allow_playback_repeats": True,
+        "decode_compressed_response": True,
+        "before_record_request": _redact_request,
+        "serializer": "yaml.gz",
+        "path_transformer": VCR.ensure_suffix(".yaml.gz"),
+    }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """Teach VCR the gzipped cassette format and the JSON body matcher."""
+    vcr.register_persister(ReadOnlyCassettes)
+    vcr.register_serializer("yaml.gz", GzipYamlSerializer)
+    vcr.register_matcher("json_body", _same_json_body)
+
+
+def _redact_request(request: Any) -> Any:
+    # The cassettes were recorded with every header and the URI replaced by a
+    # placeholder; a live request is put through the same filter before matching.
+    for key in request.headers:
+        request.headers[key] = "**REDACTED**"
+    request.uri = "**REDACTED**"
+    return request
+
+
+def _same_json_body(first: Any, second: Any) -> None:
+    """Raise AssertionError unless both bodies are equal JSON (or equal bytes)."""
+    bodies = (first.body, second.body)
+    texts = [body.decode() if isinstance(body, bytes) else (body or "") for body in bodies]
+    try:
+        values = [json.loads(text) for text in texts]
+    except ValueError:
+        values = texts
+    if values[0] != values[1]:
+        raise AssertionError(f"request bodies differ:\n{values[0]}\n!=\n{values[1]}")
+
+
+class ReadOnlyCassettes:
+    """Reads cassette files as bytes (VCR's own persister reads text); never writes."""
+
+    @staticmethod
+    def load_cassette(path: str | Path, serializer: Any) -> tuple[list[Any], list[Any]]:
+        """The requests and responses recorded in `path`."""
+        from vcr.persisters.filesystem import CassetteNotFoundError
+
+        file = Path(path)
+        if not file.is_file():
+            raise CassetteNotFoundError(f"no cassette at {file.name}")
+        cassette = serializer.deserialize(file.read_bytes())
+        return cassette["requests"], cassette["responses"]
+
+    @staticmethod
+    def save_cassette(path: str | Path, cassette: dict[str, Any], serializer: Any) -> None:
+        """Refuse: the upstream cassettes are read-only here."""
+        raise RuntimeError("the compat suite replays LangChain's cassettes and never records")
+
+
+class GzipYamlSerializer:
+    """Cassettes stored as gzipped YAML, read with the safe YAML loader only."""
+
+    @staticmethod
+    def deserialize(data: bytes | str) -> dict[str, Any]:
+        """Turn a cassette file's bytes into VCR's requests and responses."""
+        import yaml
+        from vcr.request import Request
+
+        raw = data.encode("latin-1") if isinstance(data, str) else data
+        cassette = yaml.safe_load(gzip.decompress(raw).decode("utf-8"))
+        cassette["requests"] = [Request(**fields) for fields in cassette["requests"]]
+        return dict(cassette)
+
+    @staticmethod
+    def serialize(cassette: dict[str, Any]) -> bytes:
+        """Refuse: the upstream cassettes are read-only here."""
+        raise RuntimeError("the compat suite replays LangChain's cassettes and never records")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib
 import inspect
+import json
 from typing import Any
 
 import langchain.agents
 import langchain.agents.factory
 import pytest
+import yaml
 from langchain.agents.structured_output import ToolStrategy
 from pydantic import BaseModel
 
@@ -18,6 +21,9 @@ from tests.compat import plugin
 
 UPSTREAM_MODULES = (
     "tests.unit_tests.agents.test_response_format",
+    "tests.unit_tests.agents.test_response_format_integration",
+    "tests.unit_tests.agents.test_invalid_tool_calls",
+    "tests.unit_tests.agents.middleware.core.test_wrap_model_call_state_update",
     "tests.unit_tests.agents.middleware.implementations.test_structured_output_retry",
     "tests.unit_tests.agents.middleware.implementations.test_model_refusal",
 )
@@ -85,3 +91,45 @@ def test_every_deliberate_entry_names_a_test(pytestconfig: pytest.Config) -> Non
 def test_documented(key: str) -> None:
     docs = plugin.UPSTREAM.parents[2] / "docs" / "compatibility.md"
     assert key in docs.read_text(encoding="utf-8")
+
+
+def test_cassettes_replay_only(vcr_config: dict[str, Any]) -> None:
+    assert vcr_config["record_mode"] == "none"
+    assert sorted(p.name for p in plugin.CASSETTES.iterdir()) == sorted(
+        name.rsplit("/", 1)[1]
+        for name in (plugin.UPSTREAM / "SHA256SUMS").read_text().split()
+        if name.startswith("tests/cassettes/")
+    )
+    with pytest.raises(RuntimeError, match="never records"):
+        plugin.ReadOnlyCassettes.save_cassette("x.yaml.gz", {}, plugin.GzipYamlSerializer)
+
+
+@pytest.mark.vcr
+@pytest.mark.default_cassette("test_strict_mode[False]")
+def test_unrecorded_request_fails_without_network() -> None:
+    from langchain_openai import ChatOpenAI
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    model = ChatOpenAI(model="gpt-5", api_key="placeholder", max_retries=0)
+    with pytest.raises(CannotOverwriteExistingCassetteException):
+        model.invoke("a request nobody recorded")
+
+
+@pytest.mark.vcr
+@pytest.mark.default_cassette("test_strict_mode[False]")
+def test_recorded_request_replays() -> None:
+    from langchain_openai import ChatOpenAI
+
+    raw = (plugin.CASSETTES / "test_strict_mode[False].yaml.gz").read_bytes()
+    body = json.loads(yaml.safe_load(gzip.decompress(raw))["requests"][0]["body"])
+    model = ChatOpenAI(model="gpt-5", api_key="placeholder", max_retries=0)
+    bound = model.bind(response_format=body["response_format"], tools=body["tools"])
+    reply = bound.invoke([(m["role"], m["content"]) for m in body["messages"]])
+    assert reply.tool_calls == [
+        {
+            "name": "get_weather",
+            "args": {"city": "Boston"},
+            "id": reply.tool_calls[0]["id"],
+            "type": "tool_call",
+        }
+    ]

@@ -68,7 +68,7 @@ def test_contact_pydantic_through_the_tool_strategy(capsys: pytest.CaptureFixtur
     contact = example.main(model)
 
     assert contact == example.ContactInfo(**CONTACT)
-    assert model.calls[0].tool_choice == "any"
+    assert model.calls[0].tool_choice == "ContactInfo"
     assert "strategy=tool attempts=1" in capsys.readouterr().out
 
 

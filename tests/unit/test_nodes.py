@@ -91,7 +91,7 @@ async def test_node_writes_the_three_keys(state_schema, mode):
     assert report["strategy"] == "tool"
     assert report["attempts"] == 1
     assert [m.type for m in get(result, "messages")] == ["human", "ai", "tool"]
-    assert model.calls[0].tool_choice == "any"
+    assert model.calls[0].tool_choice == "Contact"
 
 
 @pytest.mark.parametrize(

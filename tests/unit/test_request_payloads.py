@@ -76,7 +76,7 @@ def test_tool_strategy() -> None:
                     },
                 }
             ],
-            "tool_choice": "any",
+            "tool_choice": "Contact",
             "response_format": None,
             "kwargs": {},
         }
