@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs, var_child_runnable_config
+from langchain_core.runnables.config import var_child_runnable_config
 
 from langchain_structx import _drive, _engine, streaming
 from langchain_structx._plan import Plan
@@ -87,8 +87,15 @@ def labelled(plan: Plan, step: _engine.CallModel) -> Iterator[None]:
     the config of the surrounding run from a context variable, which this sets
     for the duration of the call.
     """
-    outer = var_child_runnable_config.get()
-    token = var_child_runnable_config.set(merge_configs(outer, labels(plan, step)))
+    outer: RunnableConfig = var_child_runnable_config.get() or {}
+    label = labels(plan, step)
+    # The two keys merged by hand: merge_configs would also copy the callbacks.
+    config: RunnableConfig = {
+        **outer,
+        "tags": [*outer.get("tags", ()), *label["tags"]],
+        "metadata": {**outer.get("metadata", {}), **label["metadata"]},
+    }
+    token = var_child_runnable_config.set(config)
     try:
         yield
     finally:
