@@ -152,7 +152,8 @@ class LocalChatModel(BaseChatModel):
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         params = super()._get_ls_params(stop=stop, **kwargs)
         params["ls_provider"] = "llamacpp"
-        params["ls_model_name"] = self.model_name
+        # A per-call `model` is what the caller asked for, so traces name it.
+        params["ls_model_name"] = str(kwargs.get("model") or self.model_name)
         return params
 
     def load(self) -> Any:
