@@ -61,6 +61,9 @@ def _grouped(schema: Mapping[str, Any], indent: int) -> str:
 
 def _render_typed(schema: Mapping[str, Any], indent: int) -> str:
     kind = schema.get("type")
+    layout = _LAYOUTS.get(str(schema.get("format"))) if kind == "string" else None
+    if layout is not None:
+        return f'"{layout}"'
     if isinstance(kind, list):
         return " | ".join(_render_typed({**schema, "type": k}, indent) for k in kind)
     if kind == "object" or "properties" in schema:
@@ -108,6 +111,8 @@ def _notes(schema: Mapping[str, Any], required: bool = True) -> str:
         parts.insert(0, "optional")
     return "; ".join(parts)
 
+
+_LAYOUTS = {"date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDTHH:MM:SS", "time": "HH:MM:SS"}
 
 _FORMATS = {
     "date": "a date written YYYY-MM-DD, e.g. 2024-01-31",
