@@ -1,8 +1,11 @@
-"""A compact, TypeScript-like rendering of JSON schemas for prompts.
+"""A compact, JSON-like rendering of JSON schemas for prompts.
 
-Small models follow `name: string` far better than a pasted JSON schema, and the
-rendering costs a fraction of the tokens. Named definitions (`$defs`) are written
-once as their own blocks and referred to by name, so recursive schemas terminate.
+Small models follow `"name": string,` far better than a pasted JSON schema, and the
+rendering costs a fraction of the tokens. Keys are quoted and fields separated by
+commas as in the JSON to write: a 0.5B model copies the layout it is shown, so
+unquoted keys came back as unquoted values. Definitions (`$defs`) are written in
+place, where they are read as part of the answer; only definitions that refer back
+to themselves are written once as named blocks, so recursive schemas terminate.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
         indent: Current indentation depth, in levels of two spaces.
 
     Returns:
-        Text such as `{ name: string, age?: integer }`.
+        Text such as `string[]`, or an object written with quoted keys.
 
     Examples:
         >>> render_type({"type": "array", "items": {"enum": ["a", "b"]}})
@@ -157,7 +160,7 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
         >>> point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
         >>> print(render_schema("Point", point))
         Point {
-          x: integer
+          "x": integer
         }
     """
     definitions = _definitions(schema)
