@@ -184,7 +184,9 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     return "\n".join(blocks)
 
 
-def _inline(node: Any, definitions: Mapping[str, Any], stack: tuple[str, ...], kept: set[str]) -> Any:
+def _inline(
+    node: Any, definitions: Mapping[str, Any], stack: tuple[str, ...], kept: set[str]
+) -> Any:
     """Replace references by their definitions, except those that recur.
 
     A reference already on `stack` is recursive: it stays a name, added to `kept`.

@@ -101,7 +101,8 @@ def test_json_schema_dict_rendering_with_constraints_and_nesting():
         "City {\n"
         '  "name": string,  // min length 1; max length 80; pattern ^[A-Z]\n'
         '  "population": integer | null,  // optional; >= 0\n'
-        '  "founded": "YYYY-MM-DD",  // optional; ISO date; a date written YYYY-MM-DD, e.g. 2024-01-31\n'
+        '  "founded": "YYYY-MM-DD",  // optional; ISO date; '
+        "a date written YYYY-MM-DD, e.g. 2024-01-31\n"
         '  "districts": {\n'
         '    "n": integer\n'
         "  }[],  // optional; min 1 items\n"
