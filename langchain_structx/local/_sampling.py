@@ -32,9 +32,11 @@ class GreedyGrammarSampler:
     """
 
     def __init__(self, vocab: Any, grammar: str, n_vocab: int) -> None:
-        import llama_cpp
-        import numpy as np
+        import llama_cpp as _llama_cpp
+        import numpy as _np
 
+        llama_cpp: Any = _llama_cpp
+        np: Any = _np
         self._llama_cpp = llama_cpp
         self._np = np
         self._grammar = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
