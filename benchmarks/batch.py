@@ -17,7 +17,12 @@ item needs, divided by the model's measured decode speed (plain generation, time
 from the first token to the last). No batch can beat it on one sequence, since every
 output token costs one decode step. Goal: with reuse, >= 80% of that limit.
 
-Run: python benchmarks/batch.py [--items 50] [--threads 1]
+The package keeps per-item costs near that floor: the grammar is converted and
+parsed once per schema, and greedy decoding asks the grammar about the model's best
+token before scanning the vocabulary (see `langchain_structx/local/_sampling.py`).
+
+Run from the repository root, so that this checkout is the one imported:
+PYTHONPATH=. python benchmarks/batch.py [--items 50] [--threads 1]
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""A compact, TypeScript-like rendering of JSON schemas for prompts.
+"""A compact, JSON-like rendering of JSON schemas for prompts.
 
-Small models follow `name: string` far better than a pasted JSON schema, and the
-rendering costs a fraction of the tokens. Named definitions (`$defs`) are written
-once as their own blocks and referred to by name, so recursive schemas terminate.
+Small models follow `"name": string,` far better than a pasted JSON schema, and the
+rendering costs a fraction of the tokens. Keys are quoted and fields separated by
+commas as in the JSON to write: a 0.5B model copies the layout it is shown, so
+unquoted keys came back as unquoted values. Definitions (`$defs`) are written in
+place, where they are read as part of the answer; only definitions that refer back
+to themselves are written once as named blocks, so recursive schemas terminate.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
         indent: Current indentation depth, in levels of two spaces.
 
     Returns:
-        Text such as `{ name: string, age?: integer }`.
+        Text such as `string[]`, or an object written with quoted keys.
 
     Examples:
         >>> render_type({"type": "array", "items": {"enum": ["a", "b"]}})
@@ -61,6 +64,9 @@ def _grouped(schema: Mapping[str, Any], indent: int) -> str:
 
 def _render_typed(schema: Mapping[str, Any], indent: int) -> str:
     kind = schema.get("type")
+    layout = _LAYOUTS.get(str(schema.get("format"))) if kind == "string" else None
+    if layout is not None:
+        return f'"{layout}"'
     if isinstance(kind, list):
         return " | ".join(_render_typed({**schema, "type": k}, indent) for k in kind)
     if kind == "object" or "properties" in schema:
@@ -80,34 +86,41 @@ def _render_object(schema: Mapping[str, Any], indent: int) -> str:
         return f"{{ [key: string]: {value} }}"
     required = set(schema.get("required") or ())
     pad = "  " * (indent + 1)
+    names = list(properties)
     lines = [
-        _render_field(name, sub, name in required, indent + 1, pad)
-        for name, sub in properties.items()
+        _render_field(name, properties[name], name in required, indent + 1, pad, name != names[-1])
+        for name in names
     ]
     return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}"
 
 
 def _render_field(
-    name: str, schema: Mapping[str, Any], required: bool, indent: int, pad: str
+    name: str, schema: Mapping[str, Any], required: bool, indent: int, pad: str, comma: bool
 ) -> str:
-    mark = "" if required else "?"
-    text = f"{pad}{name}{mark}: {render_type(schema, indent)}"
-    notes = _notes(schema)
+    # Keys are quoted and fields end in commas as in the JSON to write: small models
+    # copy the layout they are shown, unquoted keys included.
+    text = f"{pad}{json.dumps(name, ensure_ascii=False)}: {render_type(schema, indent)}"
+    text += "," if comma else ""
+    notes = _notes(schema, required)
     return f"{text}  // {notes}" if notes else text
 
 
-def _notes(schema: Mapping[str, Any]) -> str:
+def _notes(schema: Mapping[str, Any], required: bool = True) -> str:
     parts = _constraints(schema)
     description = schema.get("description")
     if description:
         parts.insert(0, _one_line(description))
+    if not required:
+        parts.insert(0, "optional")
     return "; ".join(parts)
 
 
+_LAYOUTS = {"date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDTHH:MM:SS", "time": "HH:MM:SS"}
+
 _FORMATS = {
-    "date": "date as YYYY-MM-DD",
-    "date-time": "date-time as YYYY-MM-DDTHH:MM:SS",
-    "time": "time as HH:MM:SS",
+    "date": "a date written YYYY-MM-DD, e.g. 2024-01-31",
+    "date-time": "a date-time written YYYY-MM-DDTHH:MM:SS, e.g. 2024-01-31T09:30:00",
+    "time": "a time written HH:MM:SS, e.g. 09:30:00",
 }
 """Formats written as the layout to use: small models convert dates to a layout they
 are shown far more often than to a format name."""
@@ -147,7 +160,7 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
         >>> point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
         >>> print(render_schema("Point", point))
         Point {
-          x: integer
+          "x": integer
         }
     """
     definitions = _definitions(schema)
@@ -155,10 +168,42 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     # A recursive model is a bare reference to its own definition: draw it once.
     if _bare_ref(body) == name and name in definitions:
         body = definitions.pop(name)
-    blocks = [f"{def_name} {render_type(sub)}" for def_name, sub in definitions.items()]
+        kept = {name}
+        body = _inline(body, definitions, (name,), kept)
+    else:
+        kept = set()
+        body = _inline(body, definitions, (), kept)
+    # Definitions that refer back to themselves stay named blocks; the rest are
+    # written in place, where a small model reads them as part of the answer.
+    blocks = []
+    for def_name in [n for n in definitions if n in kept and n != name]:
+        shape = _inline(definitions[def_name], definitions, (def_name,), kept)
+        blocks.append(f"{def_name} {render_type(shape)}")
     head = f"// {_one_line(description)}\n" if description.strip() else ""
     blocks.append(f"{head}{name} {render_type(body)}")
     return "\n".join(blocks)
+
+
+def _inline(
+    node: Any, definitions: Mapping[str, Any], stack: tuple[str, ...], kept: set[str]
+) -> Any:
+    """Replace references by their definitions, except those that recur.
+
+    A reference already on `stack` is recursive: it stays a name, added to `kept`.
+    """
+    if isinstance(node, list):
+        return [_inline(item, definitions, stack, kept) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    ref = node.get("$ref")
+    target = str(ref).rsplit("/", 1)[-1] if isinstance(ref, str) else None
+    if target is not None and target in definitions:
+        if target in stack:
+            kept.add(target)
+            return dict(node)
+        site = {k: v for k, v in node.items() if k != "$ref"}
+        return _inline({**definitions[target], **site}, definitions, (*stack, target), kept)
+    return {k: _inline(v, definitions, stack, kept) for k, v in node.items()}
 
 
 def _bare_ref(body: Mapping[str, Any]) -> str | None:

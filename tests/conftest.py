@@ -23,7 +23,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     strict = os.environ.get("STRUCTX_NO_SKIP") == "1"
     if strict and report.skipped and item.get_closest_marker("integration") is not None:
-        if not hasattr(report, "wasxfail"):
+        # A test class may name the tests it switches off by a stated capability
+        # (LangChain's standard suites skip what a model declares it lacks).
+        allowed = getattr(getattr(item, "cls", None), "allowed_skips", ())
+        if not hasattr(report, "wasxfail") and getattr(item, "originalname", "") not in allowed:
             report.outcome = "failed"
             report.longrepr = f"integration test skipped under STRUCTX_NO_SKIP=1: {report.longrepr}"
 

@@ -148,7 +148,15 @@ def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
         grammar = _convert(sanitize_schema(schema))
     except (ValueError, AssertionError, KeyError, IndexError, TypeError, RecursionError) as exc:
         raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
+    if not set(schema) - {"type", "title", "description"}:
+        # Plain JSON mode: let the model lay the object out over lines, as it does
+        # unconstrained. Held to one line, it drifts from the shape in its prompt.
+        grammar = grammar.replace(_ONE_LINE_SPACE, _LINE_SPACE)
     return lint_gbnf(grammar)
+
+
+_ONE_LINE_SPACE = 'space ::= " "?'
+_LINE_SPACE = 'space ::= | " " | "\\n" [ \\t]{0,20}'
 
 
 # --- Which grammar a request needs -------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import threading
@@ -29,6 +30,7 @@ from langchain_structx.local._messages import (
     with_shape,
     with_tools,
 )
+from langchain_structx.local._sampling import install_fast_greedy
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
 
@@ -38,6 +40,8 @@ class _Loaded:
 
     llama: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
+    parsed: set[str] = field(default_factory=set)
+    """Grammar texts llama.cpp has already parsed for this model."""
 
 
 _CACHE: dict[tuple[str, int, int, str | None], _Loaded] = {}
@@ -69,24 +73,32 @@ def _load(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> _L
                 chat_format=chat_format,
                 verbose=False,
             )
+            install_fast_greedy(llama)
             loaded = _CACHE[key] = _Loaded(llama)
     return loaded
 
 
-def _grammar(llama: Any, gbnf: str) -> Any:
+def _grammar(loaded: _Loaded, gbnf: str) -> Any:
     """Build a grammar, refusing text llama.cpp cannot parse instead of crashing."""
     import llama_cpp
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    vocab = getattr(getattr(llama, "_model", None), "vocab", None)
-    if vocab is not None:
+    vocab = getattr(getattr(loaded.llama, "_model", None), "vocab", None)
+    if vocab is not None and gbnf not in loaded.parsed:
         # llama.cpp returns NULL for a grammar it cannot parse; sampling with it
-        # would dereference that NULL, so probe first.
+        # would dereference that NULL, so probe first (once per grammar).
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode(), b"root")
         if not sampler:
             raise GrammarError("llama.cpp could not parse the generated grammar")
         llama_cpp.llama_sampler_free(sampler)
+        loaded.parsed.add(gbnf)
     return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _gbnf(schema_json: str) -> str:
+    """Grammar text for a schema, converted once per schema (batches repeat it)."""
+    return schema_to_gbnf(json.loads(schema_json))
 
 
 class LocalChatModel(BaseChatModel):
@@ -152,7 +164,8 @@ class LocalChatModel(BaseChatModel):
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         params = super()._get_ls_params(stop=stop, **kwargs)
         params["ls_provider"] = "llamacpp"
-        params["ls_model_name"] = self.model_name
+        # A per-call `model` is what the caller asked for, so traces name it.
+        params["ls_model_name"] = str(kwargs.get("model") or self.model_name)
         return params
 
     def load(self) -> Any:
@@ -219,13 +232,13 @@ class LocalChatModel(BaseChatModel):
         if seed is not None:
             request["seed"] = seed
         if plan.schema is not None:
-            request["gbnf"] = schema_to_gbnf(plan.schema)
+            request["gbnf"] = _gbnf(json.dumps(plan.schema))
         return plan, request
 
     def _complete(self, loaded: _Loaded, request: dict[str, Any], stream: bool) -> Any:
         gbnf = request.pop("gbnf", None)
         if gbnf is not None:
-            request["grammar"] = _grammar(loaded.llama, gbnf)
+            request["grammar"] = _grammar(loaded, gbnf)
         return loaded.llama.create_chat_completion(stream=stream, **request)
 
     def _generate(

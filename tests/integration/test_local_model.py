@@ -223,3 +223,42 @@ def test_truncated_forced_call_becomes_invalid_tool_call() -> None:
     result = ChatResult(generations=[ChatGeneration(message=message)])
     chunk = LocalChatModel._tool_chunk(result).message
     assert isinstance(chunk, AIMessageChunk) and chunk.invalid_tool_calls
+
+
+def test_fast_greedy_grammar_sampling_picks_what_llama_cpp_picks(
+    local_model: LocalChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from langchain_structx.local._grammar import schema_to_gbnf
+    from langchain_structx.local._sampling import GreedyGrammarSampler
+
+    llama = local_model.load()
+    grammar = LlamaGrammar.from_string(schema_to_gbnf(Contact.model_json_schema()))
+    # Asked in prose, the model's favourite first token is not JSON: the grammar
+    # refuses it, so both the one-token check and the whole-vocabulary path run.
+    messages = [{"role": "user", "content": f"Who is this? {CONTACT_TEXT}"}]
+
+    def answer() -> str:
+        llama.reset()
+        reply = llama.create_chat_completion(
+            messages=messages, grammar=grammar, temperature=0.0, max_tokens=40
+        )
+        return str(reply["choices"][0]["message"]["content"])
+
+    fast = answer()
+    sampler = llama._init_sampler(
+        temp=0.0,
+        repeat_penalty=1.0,
+        frequency_penalty=0.0,
+        presence_penalty=0.0,
+        mirostat_mode=0,
+        logits_processor=None,
+        grammar=grammar,
+    )
+    monkeypatch.setattr(llama, "_init_sampler", type(llama)._init_sampler.__get__(llama))
+    chain = answer()
+
+    assert isinstance(sampler, GreedyGrammarSampler)
+    assert fast == chain
+    assert fast.startswith("{")

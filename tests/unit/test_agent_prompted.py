@@ -19,8 +19,8 @@ CONTACT_PROMPT = (
     "\n"
     "// A person to reach.\n"
     "Contact {\n"
-    "  name: string\n"
-    "  age: integer\n"
+    '  "name": string,\n'
+    '  "age": integer\n'
     "}"
 )
 

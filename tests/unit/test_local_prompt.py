@@ -22,7 +22,8 @@ def test_the_enforced_shape_ends_the_system_message() -> None:
     assert messages[0]["content"] == (
         "Extract.\n\nAnswer with a JSON object of this shape:\n\n"
         "// A person's contact details.\n"
-        "Person {\n  name: string\n  born: string  // date as YYYY-MM-DD\n}"
+        'Person {\n  "name": string,\n'
+        '  "born": "YYYY-MM-DD"  // a date written YYYY-MM-DD, e.g. 2024-01-31\n}'
     )
     assert messages[1] == {"role": "user", "content": "Ann"}
 

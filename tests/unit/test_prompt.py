@@ -33,10 +33,10 @@ def test_pydantic_model_rendering():
         "\n"
         "// A person to reach.\n"
         "Contact {\n"
-        "  name: string  // Full name\n"
-        '  role?: "admin" | "user"\n'
-        "  emails?: string[]  // max 3 items\n"
-        "  score: number  // >= 0; < 10\n"
+        '  "name": string,  // Full name\n'
+        '  "role": "admin" | "user",  // optional\n'
+        '  "emails": string[],  // optional; max 3 items\n'
+        '  "score": number  // >= 0; < 10\n'
         "}"
     )
 
@@ -55,12 +55,16 @@ class Tag(TypedDict):
 
 def test_dataclass_rendering_has_no_invented_docstring():
     assert instructions(Reading) == (
-        SINGLE_HEAD + "Reading {\n  sensor: string\n  values: integer[]\n  unit?: string\n}"
+        SINGLE_HEAD
+        + 'Reading {\n  "sensor": string,\n  "values": integer[],\n  "unit": string  // optional\n}'
     )
 
 
+TAG = 'Tag {\n  "label": string,\n  "weight": number  // optional\n}'
+
+
 def test_typeddict_rendering():
-    assert instructions(Tag) == SINGLE_HEAD + "Tag {\n  label: string\n  weight?: number\n}"
+    assert instructions(Tag) == SINGLE_HEAD + TAG
 
 
 CITY = {
@@ -95,16 +99,17 @@ def test_json_schema_dict_rendering_with_constraints_and_nesting():
         "\n"
         "// A city.\n"
         "City {\n"
-        "  name: string  // min length 1; max length 80; pattern ^[A-Z]\n"
-        "  population?: integer | null  // >= 0\n"
-        "  founded?: string  // ISO date; date as YYYY-MM-DD\n"
-        "  districts?: {\n"
-        "    n: integer\n"
-        "  }[]  // min 1 items\n"
-        "  meta?: { [key: string]: number }\n"
-        "  tags?: (string | integer)[]\n"
-        '  kind: "city"\n'
-        "  anything?: any\n"
+        '  "name": string,  // min length 1; max length 80; pattern ^[A-Z]\n'
+        '  "population": integer | null,  // optional; >= 0\n'
+        '  "founded": "YYYY-MM-DD",  // optional; ISO date; '
+        "a date written YYYY-MM-DD, e.g. 2024-01-31\n"
+        '  "districts": {\n'
+        '    "n": integer\n'
+        "  }[],  // optional; min 1 items\n"
+        '  "meta": { [key: string]: number },  // optional\n'
+        '  "tags": (string | integer)[],  // optional\n'
+        '  "kind": "city",\n'
+        '  "anything": any  // optional\n'
         "}"
     )
 
@@ -120,11 +125,12 @@ class Person(BaseModel):
     past: list[Address] = []
 
 
-def test_definitions_are_rendered_once_as_named_blocks():
+def test_definitions_that_do_not_recur_are_written_in_place():
     assert instructions(Person) == (
         SINGLE_HEAD
-        + "Address {\n  street: string\n  city: string\n}\n"
-        + "Person {\n  name: string\n  home: Address\n  past?: Address[]\n}"
+        + 'Person {\n  "name": string,\n'
+        + '  "home": {\n    "street": string,\n    "city": string\n  },\n'
+        + '  "past": {\n    "street": string,\n    "city": string\n  }[]  // optional\n}'
     )
 
 
@@ -143,16 +149,16 @@ def test_union_rendering_asks_for_the_envelope():
         "\n"
         "// A person to reach.\n"
         "Contact {\n"
-        "  name: string  // Full name\n"
-        '  role?: "admin" | "user"\n'
-        "  emails?: string[]  // max 3 items\n"
-        "  score: number  // >= 0; < 10\n"
+        '  "name": string,  // Full name\n'
+        '  "role": "admin" | "user",  // optional\n'
+        '  "emails": string[],  // optional; max 3 items\n'
+        '  "score": number  // >= 0; < 10\n'
         "}\n"
         "\n"
         "// Something on a calendar.\n"
         "Event {\n"
-        "  title: string\n"
-        "  day: integer  // >= 1; <= 31\n"
+        '  "title": string,\n'
+        '  "day": integer  // >= 1; <= 31\n'
         "}"
     )
 
@@ -162,7 +168,7 @@ def test_prompted_call_spec_carries_the_instructions_as_system_suffix():
 
     spec = plan.call_spec("prompted")
 
-    assert spec.system_suffix == SINGLE_HEAD + "Tag {\n  label: string\n  weight?: number\n}"
+    assert spec.system_suffix == SINGLE_HEAD + TAG
     assert spec.tools == ()
     assert dict(spec.model_settings) == {}
 
@@ -199,7 +205,7 @@ def test_render_schema_nested_object_indents_by_two_spaces():
     }
 
     assert render_schema("Deep", schema) == (
-        "Deep {\n  a: {\n    b?: {\n      c?: boolean\n    }\n  }\n}"
+        'Deep {\n  "a": {\n    "b": {\n      "c": boolean  // optional\n    }  // optional\n  }\n}'
     )
 
 
@@ -219,7 +225,7 @@ def test_multiline_description_stays_one_comment_line():
     assert instructions(Documented) == (
         SINGLE_HEAD
         + "// A record with a long docstring. It continues on a second paragraph.\n"
-        + "Documented {\n  a: integer\n}"
+        + 'Documented {\n  "a": integer\n}'
     )
 
 
@@ -232,9 +238,8 @@ class Owner(BaseModel):
 def test_description_sits_directly_above_its_own_shape():
     assert instructions(Owner) == (
         SINGLE_HEAD
-        + "Address {\n  street: string\n  city: string\n}\n"
         + "// The owner of a pet.\n"
-        + "Owner {\n  pet: Address\n}"
+        + 'Owner {\n  "pet": {\n    "street": string,\n    "city": string\n  }\n}'
     )
 
 
@@ -245,7 +250,26 @@ class TreeNode(BaseModel):
 
 def test_recursive_model_renders_its_shape_once():
     assert instructions(TreeNode) == (
-        SINGLE_HEAD + "TreeNode {\n  value: integer\n  children?: TreeNode[]\n}"
+        SINGLE_HEAD + 'TreeNode {\n  "value": integer,\n  "children": TreeNode[]  // optional\n}'
+    )
+
+
+class Comment(BaseModel):
+    text: str
+    replies: list["Comment"] = []
+
+
+class Thread(BaseModel):
+    title: str
+    comments: list[Comment]
+
+
+def test_only_a_definition_that_recurs_stays_a_named_block():
+    assert instructions(Thread) == (
+        SINGLE_HEAD
+        + 'Comment {\n  "text": string,\n  "replies": Comment[]  // optional\n}\n'
+        + 'Thread {\n  "title": string,\n'
+        + '  "comments": {\n    "text": string,\n    "replies": Comment[]  // optional\n  }[]\n}'
     )
 
 
@@ -258,7 +282,7 @@ def test_constraints_of_optional_fields_are_rendered():
     assert instructions(Limits) == (
         SINGLE_HEAD
         + "Limits {\n"
-        + "  age?: integer | null  // >= 0; <= 150\n"
-        + "  nick?: string | null  // max length 8\n"
+        + '  "age": integer | null,  // optional; >= 0; <= 150\n'
+        + '  "nick": string | null  // optional; max length 8\n'
         + "}"
     )
