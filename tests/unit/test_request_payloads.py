@@ -342,8 +342,8 @@ Answer with only a JSON object, no other text, matching:
 
 // A person to reach.
 Contact {
-  name: string
-  age: integer
+  "name": string,
+  "age": integer
 }\
 """,
                         ),
@@ -365,8 +365,8 @@ Answer with only a JSON object, no other text, matching:
 
 // A person to reach.
 Contact {
-  name: string
-  age: integer
+  "name": string,
+  "age": integer
 }\
 """,
                         ),
@@ -400,13 +400,13 @@ Answer with only a JSON object, no other text, of the form {"kind": "Contact" | 
 
 // A person to reach.
 Contact {
-  name: string
-  age: integer
+  "name": string,
+  "age": integer
 }
 
 // Something that happens.
 Event {
-  title: string
+  "title": string
 }\
 """,
                         ),
@@ -428,13 +428,13 @@ Answer with only a JSON object, no other text, of the form {"kind": "Contact" | 
 
 // A person to reach.
 Contact {
-  name: string
-  age: integer
+  "name": string,
+  "age": integer
 }
 
 // Something that happens.
 Event {
-  title: string
+  "title": string
 }\
 """,
                         ),
