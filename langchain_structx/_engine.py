@@ -70,6 +70,8 @@ class Progress(TypedDict):
     """Ids of the messages this run has added to the conversation."""
     hidden: NotRequired[list[str]]
     """Ids of the messages of routes given up: kept in the state, not shown again."""
+    suspects: NotRequired[list[str]]
+    """Routes given up in this run, remembered for the model once another answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +304,7 @@ def attempt_loop(
             return run.pending([message])
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
+            _confirm_suspects(progress, memory, model)
             return run.finish(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
             )
@@ -326,11 +329,7 @@ def _order(
     tools: Sequence[Any],
     progress: Progress,
 ) -> tuple[StrategyName, ...]:
-    """The strategies to try, best first.
-
-    For auto: what the model can do, minus what it rejected, what its client
-    cannot send and what this run gave up.
-    """
+    """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
     if not plan.auto:
         return plan.candidates
     order = caps.auto_order(model, plan.candidates, memory, tools)
@@ -346,7 +345,18 @@ def _route_broken(
         return False
     routes = cast("list[StrategyName]", run.progress.get("routes") or [])
     outcomes = list(zip(routes, run.progress["kinds"], strict=True))
-    return caps.give_up_route(memory, model, order[0], outcomes, len(order) - 1)
+    broken = caps.route_broken(order[0], outcomes, len(order) - 1)
+    if broken:
+        # Remembered only once another route answers: a hopeless input fails
+        # every route, and must not cost the model its route for later runs.
+        run.progress.setdefault("suspects", []).append(order[0])
+    return broken
+
+
+def _confirm_suspects(progress: Progress, memory: caps.FallbackMemory, model: Any) -> None:
+    """Remember the routes this run gave up, now that another one answered."""
+    for suspect in progress.get("suspects") or ():
+        memory.remember(caps.model_identity(model), cast("StrategyName", suspect))
 
 
 def _remember(

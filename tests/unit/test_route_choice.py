@@ -244,3 +244,15 @@ def test_agent_names_the_tool_only_without_user_tools():
     with_tools = ScriptedChatModel(responses=[TOOL_ANSWER])
     create_agent(with_tools, tools=[lookup], response_format=ToolStrategy(Contact)).invoke(ASK)
     assert with_tools.calls[0].tool_choice == "any"
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["in-one-call", "through-the-graph"])
+def test_a_hopeless_input_costs_the_model_no_route(graph: bool):
+    # Prose on every route: the run leaves the tool route, but nothing answers, so
+    # the route is not remembered as broken for later runs.
+    memory = FallbackMemory()
+    model = ScriptedChatModel(responses=[PROSE] * 4, profile=TOOLS_ONLY)
+    with pytest.raises(StructuredOutputRetryError):
+        agent_with(model, AutoStrategy(Contact), memory, graph=graph).invoke(ASK)
+    assert [strategy_of(c) for c in model.calls] == ["tool", "tool", "prompted", "prompted"]
+    assert memory.rejected(model_identity(model)) == frozenset()

@@ -79,7 +79,9 @@ def test_tool_strategy_sends_responses_tools(stream: bool) -> None:
     tools = server.requests[0]["tools"]
     assert [(t["type"], t["name"]) for t in tools] == [("function", "Parcel")]
     assert "function" not in tools[0]
-    assert server.requests[0]["tool_choice"] == "required"
+    # The one structured tool, with no tools of the caller's, is named: in the
+    # Responses API's own form for a named function.
+    assert server.requests[0]["tool_choice"] == {"type": "function", "name": "Parcel"}
     assert server.violations == []
 
 
