@@ -277,7 +277,15 @@ def llama_server(weights: Path, threads: int) -> Iterator[tuple[str, str]]:
                 process.wait(timeout=10)
 
 
-def openai_model(base_url: str, model_id: str, max_tokens: int) -> Any:
+OPENAI_PROFILE = {"structured_output": True, "tool_calling": False}
+"""What a user says of an OpenAI-compatible llama.cpp server: it advertises
+json_schema output, and its chat template makes no forced tool calls."""
+
+
+def openai_model(
+    base_url: str, model_id: str, max_tokens: int, profile: dict[str, Any] | None = OPENAI_PROFILE
+) -> Any:
+    """`ChatOpenAI` on llama.cpp's server; `profile=None` is a user's first attempt."""
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
@@ -291,9 +299,7 @@ def openai_model(base_url: str, model_id: str, max_tokens: int) -> Any:
         # Sent as max_completion_tokens by langchain-openai, which the server ignores.
         # The server's default repeat_penalty is 1.1, in-process it is 1.0: match them.
         extra_body={"max_tokens": max_tokens, "repeat_penalty": 1.0},
-        # What a user says of an OpenAI-compatible llama.cpp server: it advertises
-        # json_schema output, and its chat template makes no forced tool calls.
-        profile={"structured_output": True, "tool_calling": False},
+        profile=profile,
     )
 
 

@@ -13,8 +13,8 @@ prints valid answers, model calls per valid answer, and median seconds per task:
 - stock LangChain's `ToolStrategy` and `ProviderStrategy` on the same client.
 
 "Before" is reproduced in-process by patching the two decisions back to their
-old answers (`Plan.tool_choice_for` returns `"any"`; `give_up_route` never gives
-up), so every row runs the same code otherwise. Results go to
+old answers (`Plan.tool_choice_for` returns `"any"`; `route_broken` never says
+a route is broken), so every row runs the same code otherwise. Results go to
 `benchmarks/results/openai_compatible.json`.
 
 Run: python benchmarks/openai_compatible.py [--tasks N] [--threads N]
@@ -62,33 +62,16 @@ NOW: Variant = (True, True)
 @contextlib.contextmanager
 def variant(named: bool, quality: bool) -> Iterator[None]:
     """Run with the named tool choice and the quality fallback on or off."""
-    choose, give_up = Plan.tool_choice_for, caps.give_up_route
+    choose, broken = Plan.tool_choice_for, caps.route_broken
     if not named:
         Plan.tool_choice_for = lambda self, *, alone: "any"  # type: ignore[method-assign]
     if not quality:
-        caps.give_up_route = lambda *args, **kwargs: False
+        caps.route_broken = lambda *args, **kwargs: False
     try:
         yield
     finally:
         Plan.tool_choice_for = choose  # type: ignore[method-assign]
-        caps.give_up_route = give_up
-
-
-def default_profile_model(base_url: str, model_id: str, max_tokens: int) -> Any:
-    """`ChatOpenAI` as a user first writes it for a local server: no profile."""
-    from langchain_openai import ChatOpenAI
-    from pydantic import SecretStr
-
-    return ChatOpenAI(
-        base_url=base_url,
-        api_key=SecretStr("not-needed"),
-        model=model_id,
-        temperature=0,
-        max_retries=0,
-        timeout=120,
-        # langchain-openai sends max_completion_tokens, which this server ignores.
-        extra_body={"max_tokens": max_tokens, "repeat_penalty": 1.0},
-    )
+        caps.route_broken = broken
 
 
 def shared_memory(model: Any, retries: int) -> Callable[[lm.Task], Any]:
@@ -192,7 +175,7 @@ def main() -> int:
     tasks = lm.ALL_TASKS[: max(1, args.tasks)]
     started = time.perf_counter()
     with lm.llama_server(default_model_path(), args.threads) as (base_url, model_id):
-        model = default_profile_model(base_url, model_id, args.max_tokens)
+        model = lm.openai_model(base_url, model_id, args.max_tokens, profile=None)  # no profile
         configs = configurations(model, args.max_retries)
         if args.only:
             configs = [(c, v) for c, v in configs if c.name in args.only]

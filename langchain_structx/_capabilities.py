@@ -290,17 +290,3 @@ def route_broken(
         and len(recent) == strikes
         and all(name == strategy and kind in kinds for name, kind in recent)
     )
-
-
-def give_up_route(
-    memory: FallbackMemory,
-    model: Any,
-    strategy: StrategyName,
-    outcomes: Sequence[tuple[StrategyName, str]],
-    alternatives: int,
-) -> bool:
-    """`route_broken`, remembering the strategy as rejected for `model` when it is."""
-    broken = route_broken(strategy, outcomes, alternatives)
-    if broken:
-        memory.remember(model_identity(model), strategy)
-    return broken

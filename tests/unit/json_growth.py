@@ -1,8 +1,27 @@
-"""What "a partial value only grows" means, for the streaming tests."""
+"""JSON values for the property tests, and what "a partial value only grows" means."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from hypothesis import strategies as st
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+"""Any JSON scalar."""
+values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5)
+    ),
+    max_leaves=20,
+)
+"""Any JSON value, nested a little."""
 
 
 def grows(before: Any, after: Any) -> bool:

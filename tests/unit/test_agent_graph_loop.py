@@ -9,18 +9,17 @@ structured-output retries do.
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 import pytest
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
+from trace_recording import Recorder
 
 from langchain_structx import (
     PromptedStrategy,
@@ -200,48 +199,7 @@ def test_attempts_usage_and_budget_survive_a_resume_from_a_checkpoint(same_proce
     assert len(model.calls) == 3
 
 
-class Labels(BaseCallbackHandler):
-    """Records the tags and metadata of every chat-model run, and custom events."""
-
-    def __init__(self) -> None:
-        self.models: list[tuple[list[str], dict[str, Any]]] = []
-        self.custom: list[str] = []
-        self.reports: list[Any] = []
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self.models.append((list(tags or []), dict(metadata or {})))
-
-    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self.custom.append(name)
-
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        found = _report_in(outputs)
-        if found is not None:
-            self.reports.append(found)
-
-
-def _report_in(outputs: Any) -> Any:
-    """The report in a run's outputs: a state update, or a list of them."""
-    if isinstance(outputs, dict):
-        return outputs.get("structured_output_report")
-    update = getattr(outputs, "update", None)
-    if isinstance(update, dict):
-        return update.get("structured_output_report")
-    if isinstance(outputs, (list, tuple)):
-        return next((r for r in map(_report_in, outputs) if r is not None), None)
-    return None
-
-
-def labelled(handler: Labels) -> list[tuple[Any, Any, Any]]:
+def labelled(handler: Recorder) -> list[tuple[Any, Any, Any]]:
     return [
         (m.get("structx_attempt"), m.get("structx_strategy"), m.get("structx_variant"))
         for _, m in handler.models
@@ -251,7 +209,7 @@ def labelled(handler: Labels) -> list[tuple[Any, Any, Any]]:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("face", ["agent", "node"])
 def test_every_model_call_carries_its_attempt_strategy_and_variant(face: str, mode: str) -> None:
-    handler = Labels()
+    handler = Recorder()
     model = ScriptedChatModel(responses=[BAD_TOOL, GOOD_TOOL])
     if face == "agent":
         runnable: Any = create_agent(model, response_format=ToolStrategy(Contact))

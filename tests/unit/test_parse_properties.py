@@ -5,24 +5,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_growth import values
 
 from langchain_structx._parse import parse_json
 from langchain_structx.errors import JSONParseError
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5)
-    ),
-    max_leaves=20,
-)
 dumps = st.sampled_from([{}, {"indent": 2}, {"ensure_ascii": False}, {"separators": (",", ":")}])
 
 

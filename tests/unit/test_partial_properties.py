@@ -13,24 +13,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from json_growth import grows
+from json_growth import grows, values
 
 from langchain_structx.streaming import _Buffer, partial_value
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5)
-    ),
-    max_leaves=20,
-)
 # Streamed structured output is always an object or an array.
 containers = st.one_of(
     st.lists(values, max_size=5),

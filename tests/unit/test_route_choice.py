@@ -22,7 +22,6 @@ from langchain_structx._capabilities import (
     ROUTE_STRIKES,
     FallbackMemory,
     auto_order,
-    give_up_route,
     model_identity,
     route_broken,
     supported_strategies,
@@ -132,15 +131,6 @@ def test_route_broken_counts_strikes():
     assert route_broken("tool", three, 1, strikes=3) is True
     assert route_broken("tool", three, 1, strikes=0) is False
     assert ROUTE_STRIKES == 2
-
-
-def test_give_up_route_remembers_only_when_broken():
-    memory = FallbackMemory()
-    model = ScriptedChatModel(responses=[], profile=TOOLS_ONLY)
-    assert not give_up_route(memory, model, "tool", [("tool", "no_output")], 1)
-    assert memory.rejected(model_identity(model)) == frozenset()
-    assert give_up_route(memory, model, "tool", [("tool", "no_output")] * 2, 1)
-    assert memory.rejected(model_identity(model)) == frozenset({"tool"})
 
 
 # --- Point 8b: in a run ---------------------------------------------------------------

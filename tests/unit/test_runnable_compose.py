@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 import pytest
 from langchain.agents import structured_output as lc
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel
+from trace_recording import Recorder
 
 from langchain_structx import with_structured_output
 from langchain_structx.errors import (
@@ -38,37 +37,6 @@ class Event(BaseModel):
 
 def city_call(name: Any = "Oslo", id: str = "c1") -> AIMessage:
     return AIMessage("", tool_calls=[tool_call("City", {"name": name}, id=id)])
-
-
-class Recorder(BaseCallbackHandler):
-    """Records the labels of chat-model runs and every custom event."""
-
-    def __init__(self) -> None:
-        self.models: list[tuple[list[str], dict[str, Any]]] = []
-        self.options: list[dict[str, Any]] = []
-        self.chains: list[str] = []
-        self.custom: list[tuple[str, Any]] = []
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self.models.append((list(tags or []), dict(metadata or {})))
-        self.options.append(dict(kwargs.get("options") or {}))
-
-    def on_chain_start(
-        self, serialized: dict[str, Any], inputs: Any, *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        self.chains.append(str(kwargs.get("name")))
-
-    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self.custom.append((name, data))
 
 
 async def invoke(mode: str, runnable: Any, value: Any, config: Any = None) -> Any:

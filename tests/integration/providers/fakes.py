@@ -41,6 +41,13 @@ def _usage_tokens(ask: Ask) -> tuple[int, int]:
 # -- OpenAI Chat Completions ------------------------------------------------------
 
 
+def openai_error(message: str) -> dict[str, Any]:
+    """OpenAI's error body for a refused request (Chat Completions and Responses alike)."""
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
+
+
 class FakeOpenAI(FakeProvider):
     """`POST /v1/chat/completions`."""
 
@@ -111,14 +118,7 @@ class FakeOpenAI(FakeProvider):
         return bool(body.get("stream"))
 
     def error(self, status: int, message: str) -> Any:
-        return {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            }
-        }
+        return openai_error(message)
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         tools = {

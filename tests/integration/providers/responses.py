@@ -15,7 +15,7 @@ import itertools
 import json
 from typing import Any
 
-from .fakes import TOOL_NAME, _text, _usage_tokens, check_openai
+from .fakes import TOOL_NAME, _text, _usage_tokens, check_openai, openai_error
 from .wire import Ask, FakeProvider, Rendered, Reply, chunks
 
 # The Responses reference, `tool_choice`: a mode string or a named function.
@@ -119,14 +119,7 @@ class FakeOpenAIResponses(FakeProvider):
         return bool(body.get("stream"))
 
     def error(self, status: int, message: str) -> Any:
-        return {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            }
-        }
+        return openai_error(message)
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         tools = {t["name"]: t.get("parameters") or {} for t in body.get("tools") or []}
