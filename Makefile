@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# llama-cpp-python builds from source; the image/audio library is not needed here.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# llama-cpp-python builds from source, without the image/audio library. It is built
+# for any x86-64 CPU with AVX2, not for this one: a build for the host CPU crashed
+# (segmentation fault at the first batched evaluation) on a virtual machine whose CPU
+# advertises AVX-512 and AMX. Elsewhere the x86 switches are ignored.
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON \
+  -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: venv demo test lint typecheck unit integration compat docs bench clean
@@ -12,7 +16,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev,local,docs]"
+	# No wheel cache: a cached llama-cpp-python wheel may have been built with other flags.
+	$(BIN)/python -m pip install -q --no-cache-dir -e ".[dev,local,docs]"
 	touch $(STAMP)
 
 venv: $(STAMP)

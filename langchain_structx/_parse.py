@@ -31,7 +31,7 @@ from langchain_structx._decode import (
     reject_constant,
 )
 from langchain_structx._exceptions import MalformedJSONError, ReplyTooLargeError, TruncatedJSONError
-from langchain_structx._repairs import DETAILS, Parsed, Repair
+from langchain_structx._repairs import Parsed, Repair, worded
 from langchain_structx._rewrite import Rewriter
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -206,7 +206,7 @@ def _wrapper_repairs(lead: str, trail: str) -> list[Repair]:
     if trail.startswith("```"):
         fenced, trail = True, trail[3:]
     kinds = ["fence"] * fenced + ["prose"] * bool(lead.strip() or trail.strip())
-    return [Repair(kind, DETAILS[kind][0]) for kind in kinds]
+    return [Repair(kind, worded(kind)) for kind in kinds]
 
 
 def _duplicate_repair(keys: list[str]) -> Repair:

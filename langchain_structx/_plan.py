@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_structx import _prompt
+from langchain_structx import strategies as st
 from langchain_structx._capabilities import tool_names
 
 # Re-exported: the union envelope's keys are part of what a plan produces.
@@ -23,15 +24,7 @@ from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
-from langchain_structx.strategies import (
-    AutoStrategy,
-    HandleErrors,
-    PromptedStrategy,
-    ProviderStrategy,
-    Strategy,
-    StrategyName,
-    ToolStrategy,
-)
+from langchain_structx.strategies import STRATEGIES, StrategyName
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,11 +72,11 @@ class Plan:
         limits: Bounds on the size, depth and checking time of each reply.
     """
 
-    strategy: Strategy
+    strategy: st.Strategy
     schemas: SchemaSet
     candidates: tuple[StrategyName, ...]
     auto: bool
-    handle_errors: HandleErrors
+    handle_errors: st.HandleErrors
     max_retries: int
     coerce: bool = True
     strict: bool | None = None
@@ -160,6 +153,7 @@ class Plan:
         or one tool per union variant, the model must be free to pick: `"any"`.
 
         Examples:
+            >>> from langchain_structx.strategies import ToolStrategy
             >>> build_plan(ToolStrategy({"title": "Tag", "type": "object"})).tool_choice_for(
             ...     alone=True
             ... )
@@ -281,7 +275,7 @@ def _tool(variant: Variant, schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def as_strategy(response_format: Any) -> Strategy:
+def as_strategy(response_format: Any) -> st.Strategy:
     """Our strategy for anything accepted as a response format.
 
     The one place that reads a bare schema as `AutoStrategy` and turns LangChain's
@@ -291,27 +285,29 @@ def as_strategy(response_format: Any) -> Strategy:
         UserError: For None.
     """
     if isinstance(response_format, _OURS):
-        return response_format
+        return cast("st.Strategy", response_format)
     from langchain.agents import structured_output as lc
 
     if response_format is None:
         raise UserError("response_format is required for structured output")
     if isinstance(response_format, lc.ToolStrategy):
         schema: Any = response_format.schema
-        return ToolStrategy(
+        return st.ToolStrategy(
             schema,
             tool_message_content=response_format.tool_message_content,
             handle_errors=response_format.handle_errors,
             max_retries=LANGCHAIN_RETRY_BOUND,
         )
     if isinstance(response_format, lc.ProviderStrategy):
-        return ProviderStrategy(response_format.schema, strict=response_format.schema_spec.strict)
+        return st.ProviderStrategy(
+            response_format.schema, strict=response_format.schema_spec.strict
+        )
     if isinstance(response_format, lc.AutoStrategy):
-        return AutoStrategy(response_format.schema)
-    return AutoStrategy(response_format)
+        return st.AutoStrategy(response_format.schema)
+    return st.AutoStrategy(response_format)
 
 
-_OURS = (ToolStrategy, ProviderStrategy, PromptedStrategy, AutoStrategy)
+_OURS = tuple(STRATEGIES.values())
 
 LANGCHAIN_RETRY_BOUND = 3
 """Retries given to LangChain's strategy objects: LangChain sets no bound of its own."""
@@ -331,7 +327,7 @@ def build_plan(response_format: Any) -> Plan:
         UserError: When the format cannot be used.
     """
     strategy = as_strategy(response_format)
-    auto = isinstance(strategy, AutoStrategy)
+    auto = isinstance(strategy, st.AutoStrategy)
     return Plan(
         strategy=strategy,
         schemas=normalize(strategy.schema),

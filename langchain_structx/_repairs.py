@@ -1,43 +1,51 @@
 """Repairs: what each change to a model's text is called and how it is worded.
 
 `Repair` is one change, `Parsed` a value with the repairs made to reach it, and
-`DETAILS` the sentence for each kind of text repair (the coercer words its own).
+`worded` the sentence for each kind of text repair (the coercer words its own).
 Kept apart from the parser, the scanner and the coercer so that all three can
 build repairs without importing each other.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ("DETAILS", "Parsed", "Repair", "text_repairs")
+__all__ = ("Parsed", "Repair", "text_repairs", "worded")
 
-# One sentence per text repair kind, singular and with a count; the scanner and the
-# wrapper detection in `_parse` both word their repairs from this table.
-DETAILS: Final = {
-    "fence": ("removed a markdown code fence around the JSON", ""),
-    "prose": ("removed text before or after the JSON", ""),
-    "trailing_comma": ("removed a trailing comma", "removed {n} trailing commas"),
-    "single_quotes": (
-        "replaced single quotes around a string with double quotes",
-        "replaced single quotes around {n} strings with double quotes",
-    ),
+# One sentence per text repair kind; `[one|many]` holds the wording for a single
+# repair and for `{n}` of them. The scanner and the wrapper detection in `_parse`
+# both word their repairs from this table.
+_DETAILS: Final = {
+    "fence": "removed a markdown code fence around the JSON",
+    "prose": "removed text before or after the JSON",
+    "trailing_comma": "removed [a trailing comma|{n} trailing commas]",
+    "single_quotes": "replaced single quotes around [a string|{n} strings] with double quotes",
     "python_literal": (
-        "replaced a Python literal (True, False or None) with JSON",
-        "replaced {n} Python literals (True, False or None) with JSON",
+        "replaced [a Python literal|{n} Python literals] (True, False or None) with JSON"
     ),
-    "comment": ("removed a comment", "removed {n} comments"),
-    "unquoted_key": ("quoted an unquoted object key", "quoted {n} unquoted object keys"),
+    "comment": "removed [a comment|{n} comments]",
+    "unquoted_key": "quoted [an unquoted object key|{n} unquoted object keys]",
     "smart_quotes": (
-        "replaced typographic quotes around a string with plain double quotes",
-        "replaced typographic quotes around {n} strings with plain double quotes",
+        "replaced typographic quotes around [a string|{n} strings] with plain double quotes"
     ),
-    "control_character": (
-        "escaped raw control characters inside a string",
-        "escaped raw control characters inside {n} strings",
-    ),
+    "control_character": "escaped raw control characters inside [a string|{n} strings]",
 }
+
+_CHOICE = re.compile(r"\[([^|\]]*)\|([^\]]*)\]")
+
+
+def worded(kind: str, count: int = 1) -> str:
+    """The sentence for `count` text repairs of `kind`.
+
+    Examples:
+        >>> worded("comment"), worded("trailing_comma", 3)
+        ('removed a comment', 'removed 3 trailing commas')
+    """
+    return _CHOICE.sub(
+        lambda m: m[1] if count == 1 else m[2].replace("{n}", str(count)), _DETAILS[kind]
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +83,4 @@ def text_repairs(counts: dict[str, int]) -> list[Repair]:
         >>> [r.detail for r in text_repairs({"comment": 1, "trailing_comma": 3})]
         ['removed a comment', 'removed 3 trailing commas']
     """
-    result = []
-    for kind, count in counts.items():
-        one, many = DETAILS[kind]
-        result.append(Repair(kind, one if count == 1 else many.format(n=count)))
-    return result
+    return [Repair(kind, worded(kind, count)) for kind, count in counts.items()]

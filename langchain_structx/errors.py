@@ -67,6 +67,7 @@ from langchain.agents.structured_output import (
     StructuredOutputError,
     StructuredOutputValidationError,
 )
+from typing_extensions import TypedDict, Unpack
 
 from langchain_structx._clip import MESSAGE_CHARS, clip
 from langchain_structx._exceptions import (
@@ -96,6 +97,17 @@ FailureKind = Literal[
     "no_output",
 ]
 """What went wrong in one structured-output attempt."""
+
+
+class FailureContext(TypedDict, total=False):
+    """Where in a run an error arose: what every run-time error is created with."""
+
+    ai_message: AIMessage | None
+    """The last AI message the model produced, if any."""
+    attempt: int
+    """How many attempts had been made (1-based)."""
+    usage: UsageMetadata | None
+    """Token usage summed over every attempt so far."""
 
 
 class StructuredOutputFailure(StructxError, StructuredOutputError):
@@ -163,10 +175,8 @@ class InvalidOutputError(AttemptError, StructuredOutputValidationError):
         tool_name: str,
         source: Exception,
         *,
-        ai_message: AIMessage | None = None,
-        attempt: int = 1,
-        usage: UsageMetadata | None = None,
         via_tool: bool = True,
+        **context: Unpack[FailureContext],
     ) -> None:
         self.tool_name = tool_name
         self.source = source
@@ -178,13 +188,7 @@ class InvalidOutputError(AttemptError, StructuredOutputValidationError):
             if via_tool
             else f"The answer does not match {tool_name}: {source}."
         )
-        StructuredOutputFailure.__init__(
-            self,
-            text,
-            ai_message=ai_message,
-            attempt=attempt,
-            usage=usage,
-        )
+        StructuredOutputFailure.__init__(self, text, **context)
 
 
 class MultipleOutputsError(AttemptError, MultipleStructuredOutputsError):
@@ -199,19 +203,14 @@ class MultipleOutputsError(AttemptError, MultipleStructuredOutputsError):
     def __init__(
         self,
         tool_names: Sequence[str],
-        *,
-        ai_message: AIMessage | None = None,
-        attempt: int = 1,
-        usage: UsageMetadata | None = None,
+        **context: Unpack[FailureContext],
     ) -> None:
         self.tool_names = list(tool_names)
         StructuredOutputFailure.__init__(
             self,
             "Model incorrectly returned multiple structured responses "
             f"({', '.join(self.tool_names)}) when only one is expected.",
-            ai_message=ai_message,
-            attempt=attempt,
-            usage=usage,
+            **context,
         )
 
 
@@ -247,20 +246,13 @@ class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
     def __init__(
         self,
         refusal: str,
-        *,
-        ai_message: AIMessage | None = None,
-        attempt: int = 1,
-        usage: UsageMetadata | None = None,
+        **context: Unpack[FailureContext],
     ) -> None:
         self.refusal = clip(refusal, MESSAGE_CHARS)
         self.tool_name = "response_format"
         self.source = ValueError(self.refusal)
         StructuredOutputFailure.__init__(
-            self,
-            f"The model refused to answer: {self.refusal}",
-            ai_message=ai_message,
-            attempt=attempt,
-            usage=usage,
+            self, f"The model refused to answer: {self.refusal}", **context
         )
 
 
@@ -311,12 +303,10 @@ class ErrorHandlerError(StructuredOutputFailure, TypeError):
         message: str,
         *,
         error: AttemptError,
-        ai_message: AIMessage | None = None,
-        attempt: int = 1,
-        usage: UsageMetadata | None = None,
+        **context: Unpack[FailureContext],
     ) -> None:
         self.error = error
-        super().__init__(message, ai_message=ai_message, attempt=attempt, usage=usage)
+        super().__init__(message, **context)
 
 
 class StructuredOutputRetryError(StructuredOutputFailure):

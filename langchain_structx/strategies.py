@@ -15,8 +15,8 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, overload
+from dataclasses import KW_ONLY, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, cast, overload
 
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
@@ -114,6 +114,8 @@ class _Options:
     """Bounds on the size, depth and checking time of each reply; see `Limits`."""
     policy: ErrorPolicy = field(init=False, repr=False, compare=False)
     """`handle_errors`, checked and compiled when the strategy is built."""
+    name: ClassVar[str]
+    _unplanned: ClassVar[frozenset[str]] = frozenset({"schema"})
 
     def __post_init__(self) -> None:
         retries = self.max_retries
@@ -123,6 +125,20 @@ class _Options:
             raise UserError(f"limits must be a Limits value, got {self.limits!r}")
         # Checked and compiled once, here: a wrong value fails when the strategy is built.
         object.__setattr__(self, "policy", compile_policy(self.handle_errors))
+
+    @property
+    def candidates(self) -> tuple[StrategyName, ...]:
+        """The strategies a run of this one may use: itself."""
+        return (cast("StrategyName", self.name),)
+
+    def plan_options(self) -> dict[str, Any]:
+        """The options of this strategy a plan keeps: those it adds to the shared ones."""
+        own = (f.name for f in fields(self) if f.name not in _SHARED)
+        return {name: getattr(self, name) for name in own if name not in self._unplanned}
+
+
+_SHARED = frozenset(f.name for f in fields(_Options))
+"""The options every strategy has; `plan_options` leaves them out."""
 
 
 class _CommonOptions(TypedDict, total=False):
@@ -184,15 +200,6 @@ class ToolStrategy(_Options, Generic[SchemaT]):
     """Text of the tool message that answers the structured call; by default it
     repeats the structured response."""
 
-    @property
-    def candidates(self) -> tuple[StrategyName, ...]:
-        """The strategies a run of this one may use: itself."""
-        return (self.name,)
-
-    def plan_options(self) -> dict[str, Any]:
-        """The options of this strategy a plan keeps."""
-        return {"tool_message_content": self.tool_message_content}
-
 
 @dataclass(frozen=True, slots=True)
 class ProviderStrategy(_Options, Generic[SchemaT]):
@@ -229,15 +236,6 @@ class ProviderStrategy(_Options, Generic[SchemaT]):
     """Ask the provider for strict schema adherence, rewriting the schema into its
     strict dialect; None leaves the provider's default."""
 
-    @property
-    def candidates(self) -> tuple[StrategyName, ...]:
-        """The strategies a run of this one may use: itself."""
-        return (self.name,)
-
-    def plan_options(self) -> dict[str, Any]:
-        """The options of this strategy a plan keeps."""
-        return {"strict": self.strict}
-
 
 @dataclass(frozen=True, slots=True)
 class PromptedStrategy(_Options, Generic[SchemaT]):
@@ -272,15 +270,6 @@ class PromptedStrategy(_Options, Generic[SchemaT]):
     json_mode: bool = False
     """Also ask for the provider's JSON mode (`{"type": "json_object"}`)."""
 
-    @property
-    def candidates(self) -> tuple[StrategyName, ...]:
-        """The strategies a run of this one may use: itself."""
-        return (self.name,)
-
-    def plan_options(self) -> dict[str, Any]:
-        """The options of this strategy a plan keeps."""
-        return {"json_mode": self.json_mode}
-
 
 @dataclass(frozen=True, slots=True)
 class AutoStrategy(_Options, Generic[SchemaT]):
@@ -310,6 +299,9 @@ class AutoStrategy(_Options, Generic[SchemaT]):
         def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[Literal["auto"]] = "auto"
+    # The order is what `candidates` gives; the other options are passed on to the
+    # strategy that is picked.
+    _unplanned: ClassVar[frozenset[str]] = frozenset({"schema", "order"})
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
@@ -332,14 +324,6 @@ class AutoStrategy(_Options, Generic[SchemaT]):
     def candidates(self) -> tuple[StrategyName, ...]:
         """The strategies a run may use, in order of preference."""
         return self.order
-
-    def plan_options(self) -> dict[str, Any]:
-        """The options of this strategy a plan keeps: those of each strategy it may pick."""
-        return {
-            "strict": self.strict,
-            "tool_message_content": self.tool_message_content,
-            "json_mode": self.json_mode,
-        }
 
 
 Strategy: TypeAlias = (

@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
+from langchain_structx._binding import ToolChoice, ToolLike
 from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_output, schema_to_gbnf
 from langchain_structx.local._messages import (
     message_for,
@@ -182,11 +182,7 @@ class LocalChatModel(BaseChatModel):
         return _load(path, self.n_ctx, threads, self.chat_format)
 
     def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | dict[str, Any] | bool | None = None,
-        **kwargs: Any,
+        self, tools: Sequence[ToolLike], *, tool_choice: ToolChoice = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind tools, optionally forcing a call.
 

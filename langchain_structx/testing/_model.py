@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Annotated, Any
 
 from langchain_core.callbacks import (
@@ -16,10 +16,10 @@ from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr, SkipValidation, field_validator
 
+from langchain_structx._binding import ToolChoice, ToolLike
 from langchain_structx.testing._chunks import to_chunks
 from langchain_structx.testing._script import (
     FORMAT_COPY_KEY,
@@ -158,11 +158,7 @@ class ScriptedChatModel(BaseChatModel):
             self._calls = []
 
     def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | dict[str, Any] | bool | None = None,
-        **kwargs: Any,
+        self, tools: Sequence[ToolLike], *, tool_choice: ToolChoice = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind tools the way provider chat models do, so calls record them.
 
