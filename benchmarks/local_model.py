@@ -181,10 +181,12 @@ def run_one(config: Config, task: Task) -> Outcome:
     state: dict[str, Any] = {}
     try:
         agent = config.build(task)  # Stock strategies reject some schemas (unions) here.
-        state = agent.invoke(
-            {"messages": [("user", task.text)]},
-            {"callbacks": [meter], "recursion_limit": RECURSION_LIMIT},
-        )
+        run_config: dict[str, Any] = {"callbacks": [meter]}
+        if config.side == "stock":
+            # Stock structured output retries without bound; ours stops at max_retries,
+            # and each of its attempts is two graph steps (model, retry router).
+            run_config["recursion_limit"] = RECURSION_LIMIT
+        state = agent.invoke({"messages": [("user", task.text)]}, run_config)
     except Exception as exc:  # noqa: BLE001 - every failure is a data point
         error = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
     seconds = time.perf_counter() - started
