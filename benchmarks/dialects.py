@@ -11,6 +11,10 @@ dict schema with `strict=True`), over every corpus schema:
   the sent schema; LangChain has no restore, so: `x` itself valid under the sent
   schema).
 
+Then the time each dialect takes for schemas ten times larger (best of three):
+many `$defs`, a huge `enum`; linear is 10x, quadratic 100x (goal: <= 35x). The unit
+tests check the same growth in function calls, which does not depend on load.
+
 Run: `python benchmarks/dialects.py` (about 15 s).
 """
 
@@ -109,6 +113,40 @@ def langchain(row: Row, schema: Any, values: list[Any]) -> None:
         row.exact += sent.is_valid(value)
 
 
+GROWTH_GOAL = 35.0
+"""Largest time growth accepted for a ten times larger schema."""
+
+
+def _defs(n: int) -> dict[str, Any]:
+    defs = {f"D{i}": {"type": "object", "properties": {"x": {"type": "string"}}} for i in range(n)}
+    return {"type": "object", "properties": {"a": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+
+
+def _enum(n: int) -> dict[str, Any]:
+    return {"type": "object", "properties": {"a": {"enum": list(range(n))}}}
+
+
+SCALING = {"many $defs": (_defs, 1_500), "huge enum": (_enum, 3_000)}
+
+
+def time_growth(build: Any, size: int, dialect: str) -> float:
+    """Seconds for a schema ten times larger over seconds for `build(size)`."""
+
+    def best(n: int) -> float:
+        schema = build(n)
+        timings = []
+        for _ in range(3):
+            begun = time.perf_counter()
+            try:
+                transform(schema, dialect)
+            except DialectError:
+                pass
+            timings.append(time.perf_counter() - begun)
+        return min(timings)
+
+    return best(10 * size) / best(size)
+
+
 def main() -> int:
     started = time.perf_counter()
     corpus = build_corpus()
@@ -135,6 +173,15 @@ def main() -> int:
         print(f"{line}  {verdict}")
         ok = ok and (verdict == "PASS" or row is lc)
     print("\ngoals: 100% valid-or-refused, 100% exact round trip")
+    growth = {
+        f"{name}, {dialect}": time_growth(build, size, dialect)
+        for name, (build, size) in SCALING.items()
+        for dialect in rows
+    }
+    print(f"\ntime for a ten times larger schema (linear 10x, goal <= {GROWTH_GOAL:.0f}x):")
+    for label, factor in growth.items():
+        verdict = "PASS" if factor <= GROWTH_GOAL else "MISS"
+        print(f"  {label:<26}{factor:>7.1f}x  {verdict}")
     ordered = [*rows.values(), lc]
     save_figures(
         "dialects",
@@ -145,7 +192,7 @@ def main() -> int:
             "valid or explicit fallback": [100 * row.share() for row in ordered],
             "exact round trip": [100 * row.exactness() for row in ordered],
         },
-        extra={"corpus": len(corpus)},
+        extra={"corpus": len(corpus), "time_growth_10x": growth, "growth_goal": GROWTH_GOAL},
     )
     print(f"elapsed: {time.perf_counter() - started:.1f} s")
     return 0 if ok else 1
