@@ -24,7 +24,6 @@ from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
-from langchain_structx.strategies import STRATEGIES, StrategyName
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +41,7 @@ class CallSpec:
             model's dialect, how its arguments come back to the variant's shape.
     """
 
-    strategy: StrategyName
+    strategy: st.StrategyName
     tools: tuple[dict[str, Any], ...] = ()
     tool_choice: Any = None
     model_settings: Mapping[str, Any] = field(default_factory=dict)
@@ -74,7 +73,7 @@ class Plan:
 
     strategy: st.Strategy
     schemas: SchemaSet
-    candidates: tuple[StrategyName, ...]
+    candidates: tuple[st.StrategyName, ...]
     auto: bool
     handle_errors: st.HandleErrors
     max_retries: int
@@ -111,7 +110,7 @@ class Plan:
 
     def call_spec(
         self,
-        strategy: StrategyName,
+        strategy: st.StrategyName,
         *,
         dialect: Dialect | None = None,
         native: Dialect | None = None,
@@ -163,7 +162,9 @@ class Plan:
             return self.schemas.variants[0].name
         return "any"
 
-    def _build_spec(self, strategy: StrategyName, dialect: Dialect | None, alone: bool) -> CallSpec:
+    def _build_spec(
+        self, strategy: st.StrategyName, dialect: Dialect | None, alone: bool
+    ) -> CallSpec:
         if strategy == "tool":
             return self._tool_spec(dialect, self.tool_choice_for(alone=alone))
         if strategy == "provider" and dialect is not None:
@@ -307,7 +308,7 @@ def as_strategy(response_format: Any) -> st.Strategy:
     return st.AutoStrategy(response_format)
 
 
-_OURS = tuple(STRATEGIES.values())
+_OURS = tuple(st.STRATEGIES.values())
 
 LANGCHAIN_RETRY_BOUND = 3
 """Retries given to LangChain's strategy objects: LangChain sets no bound of its own."""
