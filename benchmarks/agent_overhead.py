@@ -4,11 +4,11 @@ Both agents get the same ScriptedChatModel script (one structured tool call) and
 same Pydantic schema with the tool strategy. Runs are interleaved, ours then theirs,
 after a warm-up, so that drift in machine load hits both sides alike.
 
-A third agent, LangChain's own with do-nothing middleware of the same hooks as
-ours (a `before_agent` hook and a pass-through `wrap_model_call` innermost, an
-`after_model` hook that may jump to the model outermost, as our retry router has),
-shows how much of the difference is the fixed cost of LangChain's middleware
-machinery rather than our engine.
+A third agent, LangChain's own with a do-nothing middleware of the same hooks as
+ours (a pass-through `wrap_model_call` and `wrap_tool_call`), shows how much of
+the difference is the fixed cost of LangChain's middleware machinery rather than
+our engine. On this path our agent has no other graph step: an answer at once
+is one model step, as in LangChain.
 
 Run: python benchmarks/agent_overhead.py [--n 1000] [--warmup 50]
 """
@@ -21,7 +21,6 @@ import time
 
 from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
-from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import AgentMiddleware
 from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage
@@ -59,19 +58,11 @@ EXPECTED = Contact(name="Ada", email="ada@example.com", age=36)
 class PassThrough(AgentMiddleware):
     """The hooks our middleware uses, doing nothing."""
 
-    def before_agent(self, state, runtime):
-        return None
-
     def wrap_model_call(self, request, handler):
         return handler(request)
 
-
-class PassThroughRouter(AgentMiddleware):
-    """An `after_model` hook that may jump to the model, never doing so."""
-
-    @hook_config(can_jump_to=["model"])
-    def after_model(self, state, runtime):
-        return None
+    def wrap_tool_call(self, request, handler):
+        return handler(request)
 
 
 def timed(agent, model: ScriptedChatModel) -> float:
@@ -104,7 +95,7 @@ def main() -> int:
         "langchain+noop mw": langchain_create_agent(
             models["langchain+noop mw"],
             response_format=LangChainToolStrategy(Contact),
-            middleware=[PassThroughRouter(), PassThrough()],
+            middleware=[PassThrough()],
         ),
     }
     for _ in range(args.warmup):

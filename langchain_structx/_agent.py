@@ -8,9 +8,10 @@ objects a run keeps between its model steps.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Annotated, Any, NotRequired, Union, cast
+from typing import Annotated, Any, NotRequired, TypeGuard, Union, cast
 
 from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import (
@@ -27,10 +28,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langchain_structx import _engine, streaming
+from langchain_structx import _engine, _shell, streaming
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx.errors import AttemptError
+from langchain_structx.errors import AttemptError, StructuredOutputFailure, StructxError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
+
+JUMP_KEY = "jump_to"
+"""LangChain's state key through which a step names the node to go to next."""
 
 PROGRESS_KEY = "structx_progress"
 """Private state key: the bookkeeping of a run that spans model steps."""
@@ -54,6 +58,7 @@ class ErrorCache:
     def __init__(self, size: int = KEPT_RUNS) -> None:
         self._size = size
         self._runs: OrderedDict[str, tuple[AttemptError, ...]] = OrderedDict()
+        self._deferred: OrderedDict[str, StructxError] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, progress: _engine.Progress | None) -> tuple[AttemptError, ...]:
@@ -75,6 +80,20 @@ class ErrorCache:
             self._runs.move_to_end(run_id)
             while len(self._runs) > self._size:
                 self._runs.popitem(last=False)
+
+    def defer(self, error: StructxError) -> str:
+        """Keep a failure to raise at the run's next step; returns its key."""
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._deferred[key] = error
+            while len(self._deferred) > self._size:
+                self._deferred.popitem(last=False)
+        return key
+
+    def deferred(self, key: str) -> StructxError | None:
+        """The failure kept under `key`, if this process kept it."""
+        with self._lock:
+            return self._deferred.get(key)
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -103,24 +122,90 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
         return self.after_model(state, runtime)
 
 
+def has_after_model(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether LangChain gives `middleware` an `after_model` step in the graph."""
+    cls = type(middleware)
+    return (
+        cls.after_model is not AgentMiddleware.after_model
+        or cls.aafter_model is not AgentMiddleware.aafter_model
+    )
+
+
 def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
     """The run to continue, and whether this turn's answer is already in.
 
-    A finished run whose answer is the last AI message, followed only by tool
-    results, means the model called ordinary tools beside its answer: they have
-    run, and the turn is over. A finished run followed by anything else is an
-    earlier turn, so a new run starts.
+    A run goes on while nothing but tool results follows the last message it
+    added. A finished run whose answer is followed only by tool results means
+    the model called ordinary tools beside its answer: they have run, and the
+    turn is over. Anything else after a run (a new question) starts a new run,
+    so a run that failed never lends its count to the next turn.
     """
     progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
-    if not progress or not progress["done"]:
-        return progress, False
-    return None, _only_tool_results_after(request.messages, progress["answer_id"])
+    if not progress:
+        return None, False
+    if progress["done"]:
+        return None, _only_tool_results_after(request.messages, progress["answer_id"])
+    if not _only_tool_results_after(request.messages, progress.get("last_id")):
+        return None, False
+    return progress, False
 
 
-def _only_tool_results_after(messages: Sequence[Any], answer_id: str | None) -> bool:
+def raise_deferred(progress: _engine.Progress | None, errors: ErrorCache) -> None:
+    """Raise the failure an earlier step of this run put off, if there is one.
+
+    Raises:
+        StructxError: The failure, as it was raised; a generic
+            `StructuredOutputFailure` with its wording when another process kept it.
+    """
+    key = progress.get("deferred") if progress else None
+    if not key:
+        return
+    error = errors.deferred(key)
+    if error is None:
+        text = "; ".join(progress["errors"][-1:]) if progress else ""
+        error = StructuredOutputFailure(f"The structured-output run failed: {text}")
+    raise error
+
+
+def may_defer(
+    error: Exception, request: ModelRequest[Any], progress: _engine.Progress | None
+) -> TypeGuard[StructxError]:
+    """Whether a failed first step should clear an earlier turn's answer before raising.
+
+    A node that raises writes nothing, so a turn that fails at its first model
+    step would leave the previous turn's answer in the thread. Only our own
+    failures are put off (a model's own exception stays with the retry middleware
+    around us), and only when there is an answer to clear.
+    """
+    if progress is not None or not isinstance(error, StructxError):
+        return False
+    return any(request.state.get(key) is not None for key in (RESPONSE_KEY, KIND_KEY, REPORT_KEY))
+
+
+def deferral(
+    error: StructxError, request: ModelRequest[Any], errors: ErrorCache
+) -> ExtendedModelResponse[Any]:
+    """The model step that clears the answer keys and sends the run back to raise `error`."""
+    progress = _engine.new_progress()
+    progress["retry"] = True
+    progress["deferred"] = errors.defer(error)
+    progress["errors"] = [f"{type(error).__name__}: {error}"]
+    if request.messages:
+        progress["last_id"] = request.messages[-1].id
+    update = {PROGRESS_KEY: progress, JUMP_KEY: "model", **_shell.reset_structured_output(None)}
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=[], structured_response=None),
+        command=Command(update=update),
+    )
+
+
+def _only_tool_results_after(messages: Sequence[Any], message_id: str | None) -> bool:
+    """Whether the message `message_id` is followed by nothing but tool results."""
+    if message_id is None:
+        return False
     for message in reversed(messages):
-        if isinstance(message, AIMessage):
-            return answer_id is not None and message.id == answer_id
+        if message.id == message_id:
+            return True
         if not isinstance(message, ToolMessage):
             return False
     return False
@@ -197,14 +282,22 @@ def ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
 
 
 def respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedModelResponse[Any]:
-    """The model step's response: the run's messages, value and state keys."""
-    # Every model call writes these keys, so nothing from an earlier turn survives.
-    update: dict[str, Any] = {PROGRESS_KEY: result.progress, KIND_KEY: None, REPORT_KEY: None}
+    """The model step's response: the run's messages, value and state keys.
+
+    A step that wants another attempt says so in LangChain's `jump_to` key,
+    which the edge right after the model step reads (the retry router says it
+    again when other middleware's `after_model` hooks run in between).
+    """
+    update: dict[str, Any] = {PROGRESS_KEY: result.progress}
     if result.report is None:
-        update[RESPONSE_KEY] = None
+        # Every model call writes these keys, so nothing from an earlier turn survives.
+        update.update(_shell.reset_structured_output(None))
     else:
+        # LangChain writes the answer itself, from the model response.
         update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
         sink.finish(result.value, result.report)
+    if result.retry:
+        update[JUMP_KEY] = "model"
     return ExtendedModelResponse(
         model_response=ModelResponse(result=result.messages, structured_response=result.value),
         command=Command(update=update),

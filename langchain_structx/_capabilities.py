@@ -16,6 +16,7 @@ budget, and remembered like a rejection.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -156,9 +157,14 @@ def model_dialect(model: Any) -> Dialect | None:
         >>> model_dialect(ChatAnthropic())
         'anthropic'
     """
-    for cls in type(model).__mro__:
-        if cls.__name__ in _STRICT_DIALECTS:
-            return _STRICT_DIALECTS[cls.__name__]
+    return _dialect_of_class(model.__class__)
+
+
+@functools.lru_cache(maxsize=256)
+def _dialect_of_class(cls: type) -> Dialect | None:
+    for base in cls.__mro__:
+        if base.__name__ in _STRICT_DIALECTS:
+            return _STRICT_DIALECTS[base.__name__]
     return None
 
 

@@ -72,6 +72,10 @@ class Progress(TypedDict):
     """Ids of the messages of routes given up: kept in the state, not shown again."""
     suspects: NotRequired[list[str]]
     """Routes given up in this run, remembered for the model once another answers."""
+    last_id: NotRequired[str | None]
+    """Id of the last message the run added: a run goes on while only tool results follow it."""
+    deferred: NotRequired[str]
+    """Key of a failure to raise at the next step, once this step has cleared the state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +180,11 @@ class _Run:
         self, messages: list[BaseMessage], *, retry: bool = False, hide: bool = False
     ) -> RunResult:
         self.progress["retry"] = retry
+        # A run that goes on in a later step is named, so the shell can keep its errors.
+        self.progress.setdefault("run_id", uuid.uuid4().hex)
         added = self.progress.setdefault("added", [])
         added.extend(m.id for m in messages if m.id)
+        self.progress["last_id"] = messages[-1].id
         if hide:
             self.progress.setdefault("hidden", []).extend(added)
         return RunResult(
@@ -198,7 +205,6 @@ def new_progress() -> Progress:
         "answer_id": None,
         "dropped": [],
         "retry": False,
-        "run_id": uuid.uuid4().hex,
         "routes": [],
         "added": [],
         "hidden": [],

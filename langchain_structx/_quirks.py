@@ -14,6 +14,7 @@ one message event.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Any
@@ -68,7 +69,12 @@ def lost_routes(model: Any) -> frozenset[str]:
 
 
 def _is_cloudflare_client(model: Any) -> bool:
-    return any(cls.__name__ == "ChatCloudflareWorkersAI" for cls in type(model).__mro__)
+    return _is_cloudflare_class(model.__class__)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_cloudflare_class(cls: type) -> bool:
+    return any(base.__name__ == "ChatCloudflareWorkersAI" for base in cls.__mro__)
 
 
 def talks_to_workers_ai(model: Any) -> bool:

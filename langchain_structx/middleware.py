@@ -173,12 +173,18 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress, answered = _agent.progress_of(request)
         if answered:
             return _agent.already_answered(request)
+        _agent.raise_deferred(progress, self._errors)
         plan = self._plan_for(request)
 
         def call(step: _engine.CallModel) -> AIMessage:
             return _agent.ai_message(handler(_agent.extend(request, step)))
 
-        return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
+        try:
+            return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
+        except Exception as error:
+            if not (self._one_call and _agent.may_defer(error, request, progress)):
+                raise
+            return _agent.deferral(error, request, self._errors)
 
     async def awrap_model_call(
         self,
@@ -189,12 +195,18 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress, answered = _agent.progress_of(request)
         if answered:
             return _agent.already_answered(request)
+        _agent.raise_deferred(progress, self._errors)
         plan = self._plan_for(request)
 
         async def call(step: _engine.CallModel) -> AIMessage:
             return _agent.ai_message(await handler(_agent.extend(request, step)))
 
-        return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
+        try:
+            return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
+        except Exception as error:
+            if not (self._one_call and _agent.may_defer(error, request, progress)):
+                raise
+            return _agent.deferral(error, request, self._errors)
 
     def wrap_tool_call(
         self,
@@ -246,6 +258,30 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:
         self._errors.keep(result)
         return _agent.respond(result, sink)
+
+
+class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
+    """Our middleware as our `create_agent` adds it, on LangChain's structured-output loop.
+
+    It has no `before_agent` step, so that a turn answered at once costs one
+    graph step, as LangChain's does. Each model step writes the answer keys; a
+    run that fails at its first step while the state holds an earlier turn's
+    answer clears it in that step and raises in the next one.
+    """
+
+    before_agent = AgentMiddleware.before_agent  # type: ignore[assignment]
+    abefore_agent = AgentMiddleware.abefore_agent  # type: ignore[assignment]
+
+    def __init__(self, response_format: Any) -> None:
+        super().__init__(response_format)
+        # One attempt per model step: the step asks for the next one through
+        # `jump_to`, so every attempt is a model call of the graph.
+        self._one_call = True
+
+    @property
+    def name(self) -> str:
+        """Named like the public class, which is what the graph's nodes show."""
+        return StructuredOutputMiddleware.__name__
 
 
 Agent: TypeAlias = (
@@ -332,9 +368,13 @@ def create_agent(
     """
     stack = list(middleware)
     if response_format is not None:
-        ours = StructuredOutputMiddleware(response_format)
+        ours = _LoopedMiddleware(response_format)
         ours.plan.check_tools(list(tools or ()))
-        stack = [ours.retry_router(), *stack, ours]
+        stack = [*stack, ours]
+        if any(_agent.has_after_model(m) for m in middleware):
+            # Their hooks run between our model step and LangChain's edge, and
+            # the `jump_to` our step writes lasts only one graph step.
+            stack.insert(0, ours.retry_router())
     extra: dict[str, Any] = {}
     if transformers is not None:
         extra["transformers"] = transformers

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent as langchain_create_agent
-from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+)
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
 from langchain_core.messages import AIMessage, BaseMessage
@@ -29,7 +33,11 @@ from langchain_structx import (
     create_agent,
     structured_output_node,
 )
-from langchain_structx.errors import EarlierAttemptError, StructuredOutputRetryError
+from langchain_structx.errors import (
+    EarlierAttemptError,
+    StructuredOutputFailure,
+    StructuredOutputRetryError,
+)
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
 
@@ -226,3 +234,129 @@ def test_every_model_call_carries_its_attempt_strategy_and_variant(face: str, mo
         "structx:attempt:2",
         "structx:strategy:tool",
     ]
+
+
+def steps(agent: Any, value: Any, config: Any = None) -> list[str]:
+    return [
+        name for update in agent.stream(value, config, stream_mode="updates") for name in update
+    ]
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_an_answer_at_once_is_one_graph_step_as_in_langchain(strategy: str) -> None:
+    cls, _, good = STRATEGIES[strategy]
+    ours = create_agent(ScriptedChatModel(responses=[good]), response_format=cls(Contact))
+    stock = langchain_create_agent(
+        ScriptedChatModel(responses=[GOOD_TOOL]), response_format=LangChainToolStrategy(Contact)
+    )
+    assert steps(ours, QUESTION) == steps(stock, QUESTION) == ["model"]
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_each_retry_is_one_model_step_when_no_other_hook_runs_after_the_model(
+    strategy: str,
+) -> None:
+    cls, bad, good = STRATEGIES[strategy]
+    agent = create_agent(
+        ScriptedChatModel(responses=[bad, bad, good]), response_format=cls(Contact)
+    )
+    assert steps(agent, QUESTION) == ["model"] * 3
+
+
+def test_with_another_after_model_hook_the_router_sends_each_retry_back() -> None:
+    agent = create_agent(
+        ScriptedChatModel(responses=[BAD_TEXT, GOOD_TEXT]),
+        response_format=PromptedStrategy(Contact),
+        middleware=[Hooks()],
+    )
+    assert (
+        steps(agent, QUESTION)
+        == [
+            "Hooks.before_model",
+            "model",
+            "Hooks.after_model",
+            "StructuredOutputRetryRouter.after_model",
+        ]
+        * 2
+    )
+
+
+def earlier_answer_then(second: list[Any]) -> tuple[Any, ScriptedChatModel, InMemorySaver]:
+    model = ScriptedChatModel(responses=[GOOD_TOOL, *second])
+    saver = InMemorySaver()
+    agent = create_agent(
+        model, response_format=ToolStrategy(Contact, max_retries=0), checkpointer=saver
+    )
+    agent.invoke(QUESTION, {"configurable": {"thread_id": "t"}})
+    return agent, model, saver
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_first_step_failure_clears_the_earlier_answer_then_raises_its_own_error(
+    mode: str,
+) -> None:
+    agent, model, _ = earlier_answer_then([BAD_TOOL])
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        invoke(agent, mode, {"messages": [("user", "And Bob?")]}, thread)
+    assert caught.value.attempt == 1
+    assert caught.value.ai_message is not None
+    assert caught.value.ai_message.tool_calls[0]["args"] == {"name": "Ada"}
+    assert len(model.calls) == 2  # the raising step does not call the model
+    state = agent.get_state(thread).values
+    assert state["structured_response"] is None
+    assert state["structured_response_kind"] is None
+    assert state["structured_output_report"] is None
+
+
+def test_a_put_off_failure_resumed_elsewhere_raises_its_wording() -> None:
+    model = ScriptedChatModel(responses=[GOOD_TOOL, BAD_TOOL])
+    saver = InMemorySaver()
+    thread = {"configurable": {"thread_id": "t"}}
+    options = {"response_format": ToolStrategy(Contact, max_retries=0), "checkpointer": saver}
+    create_agent(model, **options).invoke(QUESTION, thread)
+    paused = create_agent(model, interrupt_after=["model"], **options)
+    paused.invoke({"messages": [("user", "And Bob?")]}, thread)
+    assert paused.get_state(thread).values["structured_response"] is None
+
+    # Another process has none of the first one's error objects.
+    elsewhere = create_agent(model, **options)
+    with pytest.raises(StructuredOutputFailure, match="StructuredOutputRetryError: Structured"):
+        elsewhere.invoke(None, thread)
+    assert len(model.calls) == 2
+
+
+def test_a_model_exception_reaches_the_retry_middleware_around_us() -> None:
+    model = ScriptedChatModel(responses=[GOOD_TOOL, Crash("down"), GOOD_TOOL])
+    retry = ModelRetryMiddleware(max_retries=1, retry_on=(Crash,), initial_delay=0, jitter=False)
+    agent = create_agent(
+        model,
+        response_format=ToolStrategy(Contact, max_retries=0),
+        middleware=[retry],
+        checkpointer=InMemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+    agent.invoke(QUESTION, thread)
+    state = agent.invoke({"messages": [("user", "Ada again?")]}, thread)
+    assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
+    assert len(model.calls) == 3
+
+
+@pytest.mark.parametrize("middleware", [[], [Hooks()]], ids=["alone", "with-after-model-hook"])
+def test_a_failed_turn_lends_neither_its_count_nor_its_answer_to_the_next(
+    middleware: list[Any],
+) -> None:
+    model = ScriptedChatModel(responses=[BAD_TOOL, BAD_TOOL, GOOD_TOOL])
+    agent = create_agent(
+        model,
+        response_format=ToolStrategy(Contact, max_retries=1),
+        middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StructuredOutputRetryError):
+        agent.invoke(QUESTION, thread)
+    state = agent.invoke({"messages": [("user", "Once more?")]}, thread)
+    assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
+    assert state["structured_output_report"]["attempts"] == 1
+    assert state["structured_output_report"]["errors"] == []
