@@ -103,8 +103,10 @@ def shape_issue(value: Any, limits: Limits) -> tuple[ValidationIssue | None, int
                 return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
             deepest = max(deepest, depth + 1)
             problem = _push_children(node, link, depth + 1, stack)
-        else:
+        elif isinstance(node, (int, float)):
             problem = _leaf_problem(node, limits)
+        else:
+            continue
         if problem is not None:
             return ValidationIssue(_materialise(link), problem), deepest
     return None, deepest

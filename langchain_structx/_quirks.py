@@ -81,5 +81,7 @@ def talks_to_workers_ai(model: Any) -> bool:
     """Whether `model` is Workers AI's client, or an OpenAI client on its compatible route."""
     if _is_cloudflare_client(model):
         return True
-    base = getattr(model, "openai_api_base", None)
+    # Read from the instance's own fields: a failed attribute lookup on a
+    # Pydantic model raises inside, which costs more than the whole check.
+    base = getattr(model, "__dict__", {}).get("openai_api_base")
     return isinstance(base, str) and bool(_WORKERS_AI_COMPATIBLE.search(base))

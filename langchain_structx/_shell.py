@@ -8,8 +8,7 @@ the result turned into the face's update, and the buffered events flushed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage
@@ -79,27 +78,33 @@ def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:
     return {"metadata": metadata, "tags": tags}
 
 
-@contextmanager
-def labelled(plan: Plan, step: _engine.CallModel) -> Iterator[None]:
+class labelled:  # noqa: N801 - used as a context manager, like contextlib's
     """Label the model runs started inside with `labels(plan, step)`.
 
     The faces call the model with no config of their own; LangChain then takes
     the config of the surrounding run from a context variable, which this sets
-    for the duration of the call.
+    for the duration of the call. (A class rather than a generator: it runs
+    around every model call.)
     """
-    outer: RunnableConfig = var_child_runnable_config.get() or {}
-    label = labels(plan, step)
-    # The two keys merged by hand: merge_configs would also copy the callbacks.
-    config: RunnableConfig = {
-        **outer,
-        "tags": [*outer.get("tags", ()), *label["tags"]],
-        "metadata": {**outer.get("metadata", {}), **label["metadata"]},
-    }
-    token = var_child_runnable_config.set(config)
-    try:
-        yield
-    finally:
-        var_child_runnable_config.reset(token)
+
+    __slots__ = ("_label", "_token")
+
+    def __init__(self, plan: Plan, step: _engine.CallModel) -> None:
+        self._label = labels(plan, step)
+
+    def __enter__(self) -> None:
+        outer: RunnableConfig = var_child_runnable_config.get() or {}
+        label = self._label
+        # The two keys merged by hand: merge_configs would also copy the callbacks.
+        config: RunnableConfig = {
+            **outer,
+            "tags": [*outer.get("tags", ()), *label["tags"]],
+            "metadata": {**outer.get("metadata", {}), **label["metadata"]},
+        }
+        self._token = var_child_runnable_config.set(config)
+
+    def __exit__(self, *exc_info: object) -> None:
+        var_child_runnable_config.reset(self._token)
 
 
 def reset_structured_output(state: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
+from langgraph.config import get_stream_writer
 from pydantic_core import from_json
 from typing_extensions import TypedDict
 
@@ -272,8 +273,6 @@ def _streams_events(config: Any) -> bool:
 def custom_stream_writer() -> Callable[[Any], None] | None:
     """LangGraph's stream writer when the caller streams with mode "custom", else None."""
     try:
-        from langgraph.config import get_stream_writer
-
         writer = get_stream_writer()
     except (RuntimeError, KeyError):
         return None
