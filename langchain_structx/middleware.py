@@ -72,7 +72,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     model step, so every retry is a model call that the other middleware
     (call limits, summarisation, human review) and the checkpointer see, as in
     LangChain. Without the router, retries happen inside the model call.
-    Our `create_agent` adds both for you.
+    Our `create_agent` sets all this up for you, in fewer graph steps (it needs
+    the router only beside other `after_model` hooks).
 
     Args:
         response_format: One of our strategies, LangChain's `ToolStrategy`,
@@ -346,8 +347,8 @@ def create_agent(
         tools: Tools the agent may call.
         system_prompt: System prompt for every model call.
         middleware: Further middleware. Ours wraps the model call innermost,
-            next to the model; its retry router goes first, so that each retry
-            passes every other middleware's hooks.
+            next to the model. When one of them has an `after_model` hook, our
+            retry router goes first, so that each retry passes every hook.
         response_format: The structured-output strategy or schema, or None.
         state_schema: Custom state schema.
         context_schema: Runtime context schema.

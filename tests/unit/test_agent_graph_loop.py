@@ -281,21 +281,30 @@ def test_with_another_after_model_hook_the_router_sends_each_retry_back() -> Non
     )
 
 
-def earlier_answer_then(second: list[Any]) -> tuple[Any, ScriptedChatModel, InMemorySaver]:
+def earlier_answer_then(
+    second: list[Any], middleware: tuple[Any, ...] = ()
+) -> tuple[Any, ScriptedChatModel, InMemorySaver]:
     model = ScriptedChatModel(responses=[GOOD_TOOL, *second])
     saver = InMemorySaver()
     agent = create_agent(
-        model, response_format=ToolStrategy(Contact, max_retries=0), checkpointer=saver
+        model,
+        response_format=ToolStrategy(Contact, max_retries=0),
+        checkpointer=saver,
+        middleware=middleware,
     )
     agent.invoke(QUESTION, {"configurable": {"thread_id": "t"}})
     return agent, model, saver
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("mode", "hooks"),
+    [("sync", False), ("async", False), ("sync", True)],
+    ids=["sync", "async", "sync-with-after-model-hook"],  # `Hooks` is sync only
+)
 def test_a_first_step_failure_clears_the_earlier_answer_then_raises_its_own_error(
-    mode: str,
+    mode: str, hooks: bool
 ) -> None:
-    agent, model, _ = earlier_answer_then([BAD_TOOL])
+    agent, model, _ = earlier_answer_then([BAD_TOOL], (Hooks(),) if hooks else ())
     thread = {"configurable": {"thread_id": "t"}}
     with pytest.raises(StructuredOutputRetryError) as caught:
         invoke(agent, mode, {"messages": [("user", "And Bob?")]}, thread)
