@@ -94,37 +94,36 @@ def shape_issue(value: Any, limits: Limits) -> tuple[ValidationIssue | None, int
         >>> shape_issue([[[]]], Limits(max_depth=2))[0].message
         'nested deeper than 2 levels'
     """
+    if not isinstance(value, _CONTAINERS):
+        problem = _leaf_problem(value, limits)
+        return (None if problem is None else ValidationIssue((), problem)), 0
+    # Only containers go on the stack; scalars are checked where they are met,
+    # and only numbers can be wrong.
     stack: list[tuple[Any, _Link, int]] = [(value, None, 0)]
     deepest = 0
     while stack:
         node, link, depth = stack.pop()
-        if isinstance(node, (dict, list, tuple)):
-            if depth >= limits.max_depth:
-                return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
-            deepest = max(deepest, depth + 1)
-            problem = _push_children(node, link, depth + 1, stack)
-        elif isinstance(node, (int, float)):
-            problem = _leaf_problem(node, limits)
-        else:
-            continue
-        if problem is not None:
-            return ValidationIssue(_materialise(link), problem), deepest
+        if depth >= limits.max_depth:
+            return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
+        deepest = max(deepest, depth + 1)
+        is_object = isinstance(node, dict)
+        for key, item in node.items() if is_object else enumerate(node):
+            if is_object and not isinstance(key, str):
+                return ValidationIssue(_materialise(link), "object keys must be strings"), deepest
+            if isinstance(item, _CONTAINERS):
+                stack.append((item, (key, link), depth + 1))
+            elif isinstance(item, (int, float)):
+                problem = _leaf_problem(item, limits)
+                if problem is not None:
+                    return ValidationIssue(_materialise((key, link)), problem), deepest
     return None, deepest
+
+
+_CONTAINERS = (dict, list, tuple)
 
 
 def _too_deep(limits: Limits) -> str:
     return f"nested deeper than {limits.max_depth} levels"
-
-
-def _push_children(node: Any, link: _Link, depth: int, stack: list[Any]) -> str | None:
-    if isinstance(node, dict):
-        for key, item in node.items():
-            if not isinstance(key, str):
-                return "object keys must be strings"
-            stack.append((item, (key, link), depth))
-    else:
-        stack.extend((item, (index, link), depth) for index, item in enumerate(node))
-    return None
 
 
 def schema_shape_problem(schema: Any, *, max_depth: int, max_nodes: int) -> str | None:

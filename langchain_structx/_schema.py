@@ -94,7 +94,7 @@ class SchemaSet:
     variants: tuple[Variant, ...]
     source: Any
 
-    @property
+    @functools.cached_property
     def names(self) -> tuple[str, ...]:
         """Names of the variants, in order."""
         return tuple(v.name for v in self.variants)

@@ -65,10 +65,11 @@ def test_agent_built_through_langchain_runs_our_middleware() -> None:
         tool_calls=[[{"name": "Answer", "id": "1", "args": {"text": "hi"}}]]
     )
     agent: Any = langchain.agents.create_agent(model, response_format=ToolStrategy(Answer))
-    assert any("StructuredOutputMiddleware" in node for node in agent.get_graph().nodes)
     state = agent.invoke({"messages": [("user", "hi")]})
     assert state["structured_response"] == Answer(text="hi")
+    # Only our middleware writes the report; it wraps the model step, adding no node.
     assert state["structured_output_report"]["strategy"] == "tool"
+    assert set(agent.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
 
 
 def test_upstream_files_are_verbatim() -> None:
