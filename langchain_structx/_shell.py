@@ -9,8 +9,10 @@ the result turned into the face's update, and the buffered events flushed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
+from contextvars import Token
 from typing import Any, TypeVar
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -87,14 +89,18 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
     around every model call.)
     """
 
-    __slots__ = ("_label", "_token")
+    __slots__ = ("_plan", "_step", "_token")
 
     def __init__(self, plan: Plan, step: _engine.CallModel) -> None:
-        self._label = labels(plan, step)
+        self._plan = plan
+        self._step = step
+        self._token: Token[RunnableConfig | None] | None = None
 
     def __enter__(self) -> None:
         outer: RunnableConfig = var_child_runnable_config.get() or {}
-        label = self._label
+        if _unobserved(outer):
+            return
+        label = labels(self._plan, self._step)
         # The two keys merged by hand: merge_configs would also copy the callbacks.
         config: RunnableConfig = {
             **outer,
@@ -104,7 +110,21 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
         self._token = var_child_runnable_config.set(config)
 
     def __exit__(self, *exc_info: object) -> None:
-        var_child_runnable_config.reset(self._token)
+        if self._token is not None:
+            var_child_runnable_config.reset(self._token)
+
+
+def _unobserved(config: RunnableConfig) -> bool:
+    """Whether no callback handler sees the runs started under `config`.
+
+    Labels are read only by callback handlers (tracers, `astream_events`,
+    LangGraph's message stream). A graph run that nobody observes has a callback
+    manager with no handlers, and its children inherit none (a tracer switched on
+    for the run would already be among them), so labelling them would only add
+    work to every model call.
+    """
+    callbacks = config.get("callbacks")
+    return isinstance(callbacks, BaseCallbackManager) and not callbacks.handlers
 
 
 def reset_structured_output(state: Any) -> dict[str, Any]:

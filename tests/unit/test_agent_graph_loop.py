@@ -369,3 +369,16 @@ def test_a_failed_turn_lends_neither_its_count_nor_its_answer_to_the_next(
     assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
     assert state["structured_output_report"]["attempts"] == 1
     assert state["structured_output_report"]["errors"] == []
+
+
+def test_the_message_stream_sees_each_attempt_labelled() -> None:
+    # LangGraph's "messages" stream is a callback handler of its own: with no
+    # callbacks of the caller's, the labels still reach it.
+    model = ScriptedChatModel(responses=[BAD_TOOL, GOOD_TOOL])
+    agent = create_agent(model, response_format=ToolStrategy(Contact))
+    seen = {
+        (meta.get("structx_attempt"), meta.get("structx_strategy"))
+        for chunk, meta in agent.stream(QUESTION, stream_mode="messages")
+        if isinstance(chunk, AIMessage)
+    }
+    assert seen == {(1, "tool"), (2, "tool")}
