@@ -9,8 +9,8 @@ structured answer per thread, on a fresh thread each time, with:
 - `postgres async`: the same saver with LangGraph's default `durability="async"`.
 
 Each answer takes 1 attempt, or 3 (two invalid replies, then a valid one). Each
-attempt of an agent is its own model step (and a retry router step), so each
-attempt writes its own checkpoints; the table prints how many. Runs are
+attempt of an agent is its own model step, so each attempt writes its own
+checkpoint; the table prints how many. Runs are
 interleaved across savers so machine load hits them alike. PostgreSQL is the
 build the `pgserver` package ships, started here on a unix socket with fsync on
 (the default), so the figures include a durable commit.

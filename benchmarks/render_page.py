@@ -100,8 +100,8 @@ ABOUT: dict[str, tuple[str, str]] = {
         "python benchmarks/checkpoint_cost.py",
         "Wall time per attempt of one structured answer per thread with LangGraph's "
         "in-memory saver and with `PostgresSaver` (durability sync and async) on an "
-        "embedded PostgreSQL with fsync on. Each retry of an agent adds a model step "
-        "and a router step, so each attempt pays its own checkpoints.",
+        "embedded PostgreSQL with fsync on. Each retry of an agent adds a model step, "
+        "so each attempt pays its own checkpoint.",
     ),
     "local_model": (
         "PYTHONPATH=. python benchmarks/local_model.py --no-server --strategy provider "
