@@ -342,6 +342,7 @@ __all__ = (
     "DialectError",
     "EarlierAttemptError",
     "ErrorHandlerError",
+    "FailureContext",
     "FailureKind",
     "InvalidOutputError",
     "JSONParseError",
