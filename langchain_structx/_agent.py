@@ -145,7 +145,9 @@ def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bo
         return None, False
     if progress["done"]:
         return None, _only_tool_results_after(request.messages, progress["answer_id"])
-    if not _only_tool_results_after(request.messages, progress.get("last_id")):
+    last_id = progress.get("last_id")
+    # (A run checkpointed before runs recorded their last message goes on.)
+    if last_id is not None and not _only_tool_results_after(request.messages, last_id):
         return None, False
     return progress, False
 

@@ -262,10 +262,11 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
 
 
 class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
-    """Our middleware as our `create_agent` adds it, on LangChain's structured-output loop.
+    """Our middleware as our `create_agent` adds it: one attempt per model step.
 
-    It has no `before_agent` step, so that a turn answered at once costs one
-    graph step, as LangChain's does. Each model step writes the answer keys; a
+    A failed attempt asks for the next through `jump_to`. It has no
+    `before_agent` step, so that a turn answered at once costs one graph step,
+    as LangChain's does. Each model step writes the answer keys; a
     run that fails at its first step while the state holds an earlier turn's
     answer clears it in that step and raises in the next one.
     """

@@ -382,3 +382,24 @@ def test_the_message_stream_sees_each_attempt_labelled() -> None:
         if isinstance(chunk, AIMessage)
     }
     assert seen == {(1, "tool"), (2, "tool")}
+
+
+def test_a_run_checkpointed_without_its_last_message_goes_on() -> None:
+    # Runs checkpointed by an earlier version carry no `last_id`: they go on,
+    # so an upgrade never grants a run in flight a fresh retry budget.
+    from langchain.agents.middleware.types import ModelRequest
+    from langchain_core.messages import HumanMessage
+
+    from langchain_structx import _agent, _engine
+
+    progress = _engine.new_progress()
+    progress.update({"attempts": 2, "retry": True})
+    messages = [HumanMessage("Ada?", id="h1"), HumanMessage("Please fix it.", id="f1")]
+    request = ModelRequest(
+        model=ScriptedChatModel(responses=[]),
+        messages=messages,
+        state={"messages": messages, _agent.PROGRESS_KEY: progress},
+    )
+    assert _agent.progress_of(request) == (progress, False)
+    progress["last_id"] = "h1"  # the run's own last message is followed by a question
+    assert _agent.progress_of(request) == (None, False)
