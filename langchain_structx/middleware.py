@@ -182,10 +182,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
 
         try:
             return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
-        except Exception as error:
-            if not (self._one_call and _agent.may_defer(error, request, progress)):
-                raise
-            return _agent.deferral(error, request, self._errors)
+        except Exception as error:  # noqa: BLE001 - re-raised unless put off
+            return self._put_off(error, request, progress)
 
     async def awrap_model_call(
         self,
@@ -204,10 +202,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
 
         try:
             return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
-        except Exception as error:
-            if not (self._one_call and _agent.may_defer(error, request, progress)):
-                raise
-            return _agent.deferral(error, request, self._errors)
+        except Exception as error:  # noqa: BLE001 - re-raised unless put off
+            return self._put_off(error, request, progress)
 
     def wrap_tool_call(
         self,
@@ -255,6 +251,18 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
             one_call=self._one_call,
             earlier=self._errors.get(progress),
         )
+
+    def _put_off(
+        self, error: Exception, request: ModelRequest[Any], progress: _engine.Progress | None
+    ) -> ExtendedModelResponse[Any]:
+        """Raise `error`, or put it off for a step that first clears an earlier answer.
+
+        Only a run with one attempt per model step can put a failure off: the
+        next model step, which raises it, comes through the graph.
+        """
+        if not (self._one_call and _agent.may_defer(error, request, progress)):
+            raise error
+        return _agent.deferral(error, request, self._errors)
 
     def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:
         self._errors.keep(result)
