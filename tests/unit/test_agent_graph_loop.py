@@ -403,3 +403,18 @@ def test_a_run_checkpointed_without_its_last_message_goes_on() -> None:
     assert _agent.progress_of(request) == (progress, False)
     progress["last_id"] = "h1"  # the run's own last message is followed by a question
     assert _agent.progress_of(request) == (None, False)
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_with_tools_a_retry_still_goes_back_to_the_model(strategy: str) -> None:
+    # LangChain ends a turn at a reply without tool calls unless `jump_to` says
+    # otherwise: a failed prompted or provider answer must still be retried.
+    cls, bad, good = STRATEGIES[strategy]
+    look = AIMessage("", tool_calls=[tool_call("lookup", {"name": "Ada"}, id="l1")])
+    model = ScriptedChatModel(responses=[look, bad, good])
+    agent = create_agent(model, [lookup], response_format=cls(Contact))
+    assert steps(agent, QUESTION) == ["model", "tools", "model", "model"]
+    model.reset([look, bad, good])
+    state = agent.invoke(QUESTION)
+    assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
+    assert state["structured_output_report"]["attempts"] == 2
