@@ -90,10 +90,15 @@ class ErrorCache:
                 self._deferred.popitem(last=False)
         return key
 
-    def deferred(self, key: str) -> StructxError | None:
-        """The failure kept under `key`, if this process kept it."""
+    def take_deferred(self, key: str) -> StructxError | None:
+        """The failure kept under `key`, if this process kept it; it is kept no longer.
+
+        Taken once, so that failures (and the replies they hold) never pile up:
+        a retry middleware that calls the model step again gets the failure's
+        wording instead.
+        """
         with self._lock:
-            return self._deferred.get(key)
+            return self._deferred.pop(key, None)
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -162,7 +167,7 @@ def raise_deferred(progress: _engine.Progress | None, errors: ErrorCache) -> Non
     key = progress.get("deferred") if progress else None
     if not key:
         return
-    error = errors.deferred(key)
+    error = errors.take_deferred(key)
     if error is None:
         text = "; ".join(progress["errors"][-1:]) if progress else ""
         error = StructuredOutputFailure(f"The structured-output run failed: {text}")

@@ -418,3 +418,17 @@ def test_with_tools_a_retry_still_goes_back_to_the_model(strategy: str) -> None:
     state = agent.invoke(QUESTION)
     assert state["structured_response"] == Contact(name="Ada", email="ada@example.org")
     assert state["structured_output_report"]["attempts"] == 2
+
+
+def test_a_put_off_failure_is_kept_until_it_is_raised_and_no_longer() -> None:
+    # The kept error holds the model's reply: it must not outlive its raise.
+    from langchain_structx._agent import ErrorCache
+
+    cache = ErrorCache(size=2)
+    error = StructuredOutputFailure("bad")
+    key = cache.defer(error)
+    assert cache.take_deferred(key) is error
+    assert cache.take_deferred(key) is None
+    keys = [cache.defer(StructuredOutputFailure(str(n))) for n in range(3)]
+    assert cache.take_deferred(keys[0]) is None  # the oldest was let go
+    assert str(cache.take_deferred(keys[2])) == "2"
