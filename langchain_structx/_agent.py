@@ -29,7 +29,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langchain_structx import _engine, _shell, streaming
-from langchain_structx._plan import CallSpec, Plan
+from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx.errors import AttemptError, StructuredOutputFailure, StructxError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 
@@ -99,6 +99,30 @@ class ErrorCache:
         """
         with self._lock:
             return self._deferred.pop(key, None)
+
+
+class RequestPlans:
+    """The plan for each model request, built once per response format.
+
+    An outer middleware may narrow or replace the response format for one call
+    (LangChain allows this through `request.override`); its plan is built on
+    first sight and kept with the format object.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+        self._overrides: dict[int, tuple[Any, Plan]] = {}
+
+    def for_request(self, request: ModelRequest[Any]) -> Plan:
+        """The plan for `request`: the middleware's own unless the format was replaced."""
+        override = request.response_format
+        if override is None:
+            return self._plan
+        cached = self._overrides.get(id(override))
+        if cached is None or cached[0] is not override:
+            cached = (override, build_plan(override))
+            self._overrides[id(override)] = cached
+        return cached[1]
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -189,6 +213,23 @@ def may_defer(
     return any(request.state.get(key) is not None for key in (RESPONSE_KEY, KIND_KEY, REPORT_KEY))
 
 
+def put_off(
+    error: Exception,
+    request: ModelRequest[Any],
+    progress: _engine.Progress | None,
+    errors: ErrorCache,
+    one_call: bool,
+) -> ExtendedModelResponse[Any]:
+    """Raise `error`, or put it off for a step that first clears an earlier answer.
+
+    Only a run with one attempt per model step (`one_call`) can put it off: the
+    next model step, which raises it, comes through the graph.
+    """
+    if not (one_call and may_defer(error, request, progress)):
+        raise error
+    return deferral(error, request, errors)
+
+
 def deferral(
     error: StructxError, request: ModelRequest[Any], errors: ErrorCache
 ) -> ExtendedModelResponse[Any]:
@@ -249,7 +290,7 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
         base = system.text if system is not None else ""
         system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
     return request.override(
-        messages=cast("list[AnyMessage]", _engine.with_history(request.messages, step)),
+        messages=cast("list[AnyMessage]", _shell.with_history(request.messages, step)),
         tools=[*request.tools, *_as_tools(spec)],
         tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
         model_settings={**request.model_settings, **spec.model_settings},

@@ -393,13 +393,3 @@ def _fall_back(
         ) from error
     run.fallback(order[0], order[1], error)
     return order[1:]
-
-
-def with_history(messages: Sequence[BaseMessage], step: CallModel) -> list[BaseMessage]:
-    """The conversation for one call: the caller's messages, then this run's retries.
-
-    Messages of a route given up stay in the state but are not shown again.
-    """
-    if step.hidden:
-        messages = [m for m in messages if m.id not in step.hidden]
-    return [*messages, *step.history]

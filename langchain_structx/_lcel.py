@@ -34,7 +34,7 @@ from langchain_structx import _engine
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._drive import Done
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx._shell import labels
+from langchain_structx._shell import labels, with_history
 from langchain_structx.errors import (
     AttemptError,
     MissingOutputError,
@@ -144,7 +144,7 @@ def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec) -> Runnable[Any, An
 
 
 def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[BaseMessage]:
-    conversation = _engine.with_history(messages, step)
+    conversation = with_history(messages, step)
     suffix = step.spec.system_suffix
     if not suffix:
         return conversation

@@ -8,12 +8,12 @@ the result turned into the face's update, and the buffered events flushed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextvars import Token
 from typing import Any, TypeVar
 
 from langchain_core.callbacks import BaseCallbackManager
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
@@ -60,6 +60,16 @@ async def arun(
     result = finish(await _drive.adrive(loop, watched), sink)
     await sink.flush()
     return result
+
+
+def with_history(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[BaseMessage]:
+    """The conversation for one call: the caller's messages, then this run's retries.
+
+    Messages of a route given up stay in the state but are not shown again.
+    """
+    if step.hidden:
+        messages = [m for m in messages if m.id not in step.hidden]
+    return [*messages, *step.history]
 
 
 def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:

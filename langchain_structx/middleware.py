@@ -134,7 +134,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         self.fallback_memory = fallback_memory if fallback_memory is not None else FallbackMemory()
         self.tools = []
         self.state_schema = _agent.typed_state_schema(StructuredAgentState, self.plan)
-        self._overrides: dict[int, tuple[Any, Plan]] = {}
+        self._plans = _agent.RequestPlans(self.plan)
         self._one_call = False
         self._errors = _agent.ErrorCache()
 
@@ -175,7 +175,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         if answered:
             return _agent.already_answered(request)
         _agent.raise_deferred(progress, self._errors)
-        plan = self._plan_for(request)
+        plan = self._plans.for_request(request)
 
         def call(step: _engine.CallModel) -> AIMessage:
             return _agent.ai_message(handler(_agent.extend(request, step)))
@@ -183,7 +183,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         try:
             return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
         except Exception as error:  # noqa: BLE001 - re-raised unless put off
-            return self._put_off(error, request, progress)
+            return _agent.put_off(error, request, progress, self._errors, self._one_call)
 
     async def awrap_model_call(
         self,
@@ -195,7 +195,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         if answered:
             return _agent.already_answered(request)
         _agent.raise_deferred(progress, self._errors)
-        plan = self._plan_for(request)
+        plan = self._plans.for_request(request)
 
         async def call(step: _engine.CallModel) -> AIMessage:
             return _agent.ai_message(await handler(_agent.extend(request, step)))
@@ -203,7 +203,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         try:
             return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
         except Exception as error:  # noqa: BLE001 - re-raised unless put off
-            return self._put_off(error, request, progress)
+            return _agent.put_off(error, request, progress, self._errors, self._one_call)
 
     def wrap_tool_call(
         self,
@@ -226,18 +226,6 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         """Async form of `wrap_tool_call`."""
         return await handler(request)
 
-    def _plan_for(self, request: ModelRequest[Any]) -> Plan:
-        # An outer middleware may narrow or replace the response format for one
-        # call (LangChain allows this through `request.override`); honour it.
-        override = request.response_format
-        if override is None:
-            return self.plan
-        cached = self._overrides.get(id(override))
-        if cached is None or cached[0] is not override:
-            cached = (override, build_plan(override))
-            self._overrides[id(override)] = cached
-        return cached[1]
-
     def _loop(
         self, plan: Plan, request: ModelRequest[Any], progress: _engine.Progress | None
     ) -> Any:
@@ -251,18 +239,6 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
             one_call=self._one_call,
             earlier=self._errors.get(progress),
         )
-
-    def _put_off(
-        self, error: Exception, request: ModelRequest[Any], progress: _engine.Progress | None
-    ) -> ExtendedModelResponse[Any]:
-        """Raise `error`, or put it off for a step that first clears an earlier answer.
-
-        Only a run with one attempt per model step can put a failure off: the
-        next model step, which raises it, comes through the graph.
-        """
-        if not (self._one_call and _agent.may_defer(error, request, progress)):
-            raise error
-        return _agent.deferral(error, request, self._errors)
 
     def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:
         self._errors.keep(result)
@@ -284,8 +260,6 @@ class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
 
     def __init__(self, response_format: Any) -> None:
         super().__init__(response_format)
-        # One attempt per model step: the step asks for the next one through
-        # `jump_to`, so every attempt is a model call of the graph.
         self._one_call = True
 
     @property

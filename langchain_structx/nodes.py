@@ -138,7 +138,7 @@ class StructuredOutputNode(Generic[ResponseT]):
     ) -> list[BaseMessage]:
         parts = [p for p in (self.system_prompt, step.spec.system_suffix) if p]
         head: list[BaseMessage] = [SystemMessage("\n\n".join(parts))] if parts else []
-        return [*head, *_engine.with_history(messages, step)]
+        return [*head, *_shell.with_history(messages, step)]
 
     def _update(self, result: _engine.RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
         if result.report is None:
