@@ -291,7 +291,7 @@ WARNING_MARKERS = ("Blocked deserialization", "unregistered type", "Deserializin
 
 def child_strict_round_trip(db: str, case: str) -> None:
     """Child process: run a graph, then read the checkpoint back through a fresh saver."""
-    if case == "agent-pydantic":
+    if case in ("agent-pydantic", "agent-raw-saver"):
         script, build, expected = [contact_call("ada@x.org", id="a")], build_agent, Contact
     elif case == "agent-dataclass":
         script, build, expected = [event_call(id="a")], build_agent, Event
@@ -309,7 +309,13 @@ def child_strict_round_trip(db: str, case: str) -> None:
             {"messages": [HumanMessage("Ada, ada@x.org; launch Friday", id="h1")]}, thread
         )
     with _closing(open_saver(Path(db))) as reader:
-        restored = build(ScriptedChatModel(responses=[]), reader).get_state(thread).values
+        if case == "agent-raw-saver":
+            # Not through the graph: the saver as the caller holds it.
+            found = reader.get_tuple(thread)
+            assert found is not None
+            restored = found.checkpoint["channel_values"]
+        else:
+            restored = build(ScriptedChatModel(responses=[]), reader).get_state(thread).values
     value = restored.get("structured_response")
     print(
         json.dumps(
@@ -359,6 +365,15 @@ def test_strict_msgpack_blocks_user_types_the_state_does_not_name(tmp_path: Path
     # The control for the test above: strict mode is really on in the child, and
     # an untyped `structured_response` is what the annotation is needed for.
     restored, stderr = strict_child(tmp_path, "node-untyped")
+
+    assert restored["isinstance"] is False
+    assert "Blocked deserialization of checkpoint_graphs.Contact" in stderr
+
+
+def test_strict_msgpack_allows_user_types_only_through_the_graph(tmp_path: Path) -> None:
+    # LangGraph widens the allowlist on the graph's own copy of the saver; the
+    # saver object the caller passed in stays strict (docs/graphs.md says so).
+    restored, stderr = strict_child(tmp_path, "agent-raw-saver")
 
     assert restored["isinstance"] is False
     assert "Blocked deserialization of checkpoint_graphs.Contact" in stderr
