@@ -36,6 +36,8 @@ def run(
 ) -> T:
     """Drive `loop` synchronously, calling the model with `call`, and `finish` its result."""
     sink = streaming.EventSink()
+    if _unseen(sink):
+        return finish(_drive.drive(loop, call), sink)
 
     def watched(step: _engine.CallModel) -> AIMessage:
         with labelled(plan, step):
@@ -52,6 +54,8 @@ async def arun(
 ) -> T:
     """Async form of `run`; stream events buffered by the sink are flushed at the end."""
     sink = streaming.EventSink()
+    if _unseen(sink):
+        return finish(await _drive.adrive(loop, call), sink)
 
     async def watched(step: _engine.CallModel) -> AIMessage:
         with labelled(plan, step):
@@ -104,12 +108,10 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
     def __init__(self, plan: Plan, step: _engine.CallModel) -> None:
         self._plan = plan
         self._step = step
-        self._token: Token[RunnableConfig | None] | None = None
+        self._token: Token[RunnableConfig | None]
 
     def __enter__(self) -> None:
         outer: RunnableConfig = var_child_runnable_config.get() or {}
-        if _unobserved(outer):
-            return
         label = labels(self._plan, self._step)
         # The two keys merged by hand: merge_configs would also copy the callbacks.
         config: RunnableConfig = {
@@ -120,20 +122,22 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
         self._token = var_child_runnable_config.set(config)
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._token is not None:
-            var_child_runnable_config.reset(self._token)
+        var_child_runnable_config.reset(self._token)
 
 
-def _unobserved(config: RunnableConfig) -> bool:
-    """Whether no callback handler sees the runs started under `config`.
+def _unseen(sink: streaming.EventSink) -> bool:
+    """Whether nothing of this run's model calls is observed: no events, no labels.
 
     Labels are read only by callback handlers (tracers, `astream_events`,
     LangGraph's message stream). A graph run that nobody observes has a callback
     manager with no handlers, and its children inherit none (a tracer switched on
-    for the run would already be among them), so labelling them would only add
-    work to every model call.
+    for the run would already be among them), so labelling its model calls, or
+    watching their streams, would only add work to each of them. The surrounding
+    run's config is the same for every call of the run, so this is decided once.
     """
-    callbacks = config.get("callbacks")
+    if sink.active:
+        return False
+    callbacks = (var_child_runnable_config.get() or {}).get("callbacks")
     return isinstance(callbacks, BaseCallbackManager) and not callbacks.handlers
 
 
