@@ -273,7 +273,8 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
     what lets Pydantic models and dataclasses in `structured_response` survive a
     checkpoint round trip with no configuration.
     """
-    classes = tuple(v.source for v in plan.schemas.variants if v.kind in ("pydantic", "dataclass"))
+    variants = plan.schemas.variants
+    classes = tuple(v.source for v in variants if v.origin in ("pydantic", "dataclass"))
     if not classes:
         return base
     annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007

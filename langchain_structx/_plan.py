@@ -196,7 +196,7 @@ class Plan:
             variant.json_schema,
             dialect,
             limits=self.limits,
-            carry_undeclared=variant.kind == "json_schema",
+            carry_undeclared=variant.origin == "json_schema",
         )
         if "$defs" in found.schema:
             # The client turns tool parameters into its own schema type, which
@@ -228,7 +228,7 @@ class Plan:
             # Undeclared keys are carried where the validator keeps them: JSON
             # Schema does; Pydantic, dataclasses and TypedDicts drop them (or
             # declare `additionalProperties` themselves when they keep them).
-            carry = any(v.kind == "json_schema" for v in self.schemas.variants)
+            carry = any(v.origin == "json_schema" for v in self.schemas.variants)
             found = transform(
                 self.output_schema(), dialect, limits=self.limits, carry_undeclared=carry
             )

@@ -53,15 +53,15 @@ class Variant:
     Attributes:
         name: Identifier used for tools, envelopes and routing.
         description: What the shape is for, shown to the model.
-        kind: Where the schema came from (a Pydantic model, a dataclass, a
-            TypedDict or a JSON schema); the name is kept for compatibility.
+        origin: Where the schema came from (a Pydantic model, a dataclass, a
+            TypedDict or a JSON schema).
         json_schema: The JSON schema of the shape, with its own `$defs`.
         source: The object the user gave (a class or a dict).
     """
 
     name: str
     description: str
-    kind: SchemaOrigin
+    origin: SchemaOrigin
     json_schema: dict[str, Any]
     source: Any
     _check: Callable[[Any, Limits], Any] = field(repr=False, compare=False)
@@ -231,7 +231,7 @@ def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Varia
     return Variant(
         name=variant_name,
         description=_typed_description(schema, origin, json_schema),
-        kind=origin,
+        origin=origin,
         json_schema=json_schema,
         source=schema,
         _check=_pydantic_checker(adapter, variant_name),
@@ -299,7 +299,7 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
     return Variant(
         name=variant_name,
         description=str(schema.get("description") or ""),
-        kind="json_schema",
+        origin="json_schema",
         json_schema=schema,
         source=schema,
         _check=_dict_checker(validator, variant_name),

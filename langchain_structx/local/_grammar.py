@@ -161,7 +161,7 @@ _LINE_SPACE = 'space ::= | " " | "\\n" [ \\t]{0,20}'
 
 # --- Which grammar a request needs -------------------------------------------------
 
-OutputKind = Literal["text", "json", "forced_tool", "auto_tool"]
+OutputMode = Literal["text", "json", "forced_tool", "auto_tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,13 +169,13 @@ class OutputPlan:
     """How one request constrains the model's output.
 
     Attributes:
-        kind: Free text, schema-constrained JSON, a forced tool call, or free text
+        mode: Free text, schema-constrained JSON, a forced tool call, or free text
             that may contain a tool call.
         schema: The schema the grammar enforces (`json` and `forced_tool` only).
         tools: OpenAI-style function definitions to describe in the prompt.
     """
 
-    kind: OutputKind
+    mode: OutputMode
     schema: dict[str, Any] | None = None
     tools: tuple[dict[str, Any], ...] = ()
 

@@ -186,10 +186,10 @@ def forced_message(text: str, finish: str) -> AIMessage:
 
 def message_for(plan: OutputPlan, text: str, finish: str) -> tuple[AIMessage, str]:
     """The reply to `plan`'s request, and the finish reason to report with it."""
-    if plan.kind == "forced_tool":
+    if plan.mode == "forced_tool":
         message = forced_message(text, finish)
         return message, finish if finish == "length" else "tool_calls"
-    if plan.kind == "auto_tool":
+    if plan.mode == "auto_tool":
         calls = detect_calls(text, plan.tools)
         if calls:
             return AIMessage(content="", tool_calls=calls), "tool_calls"

@@ -213,9 +213,9 @@ class LocalChatModel(BaseChatModel):
         plan = plan_output(
             kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
         )
-        prompt = to_llama_messages(messages, nudge=plan.kind != "forced_tool")
-        if plan.kind in ("forced_tool", "auto_tool"):
-            with_tools(prompt, plan.tools, forced=plan.kind == "forced_tool")
+        prompt = to_llama_messages(messages, nudge=plan.mode != "forced_tool")
+        if plan.mode in ("forced_tool", "auto_tool"):
+            with_tools(prompt, plan.tools, forced=plan.mode == "forced_tool")
         elif plan.schema is not None:
             with_shape(prompt, kwargs.get("response_format"), plan.schema)
         request: dict[str, Any] = {
@@ -268,7 +268,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         plan, request = self._request(messages, stop, kwargs)
-        if plan.kind in ("forced_tool", "auto_tool"):
+        if plan.mode in ("forced_tool", "auto_tool"):
             # A call is only known once complete: generate it whole, emit one chunk.
             yield self._tool_chunk(self._generate(messages, stop, run_manager, **kwargs))
             return

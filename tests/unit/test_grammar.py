@@ -137,7 +137,7 @@ TOOLS = [
 
 
 @pytest.mark.parametrize(
-    ("choice", "kind", "names"),
+    ("choice", "mode", "names"),
     [
         (None, "auto_tool", ["a", "b"]),
         ("auto", "auto_tool", ["a", "b"]),
@@ -149,9 +149,9 @@ TOOLS = [
         ({"type": "function", "function": {"name": "a"}}, "forced_tool", ["a"]),
     ],
 )
-def test_tool_choice_modes(choice: Any, kind: str, names: list[str]) -> None:
+def test_tool_choice_modes(choice: Any, mode: str, names: list[str]) -> None:
     plan = plan_output(TOOLS, choice, None)
-    assert plan.kind == kind
+    assert plan.mode == mode
     assert [t["function"]["name"] for t in plan.tools] == names
 
 
@@ -175,13 +175,13 @@ def test_forced_schema_is_name_and_arguments() -> None:
 )
 def test_response_formats(fmt: dict[str, Any], schema: dict[str, Any]) -> None:
     plan = plan_output(None, None, fmt)
-    assert (plan.kind, plan.schema) == ("json", schema)
+    assert (plan.mode, plan.schema) == ("json", schema)
 
 
 def test_forced_tool_wins_over_response_format() -> None:
-    assert plan_output(TOOLS, "a", {"type": "json_object"}).kind == "forced_tool"
-    assert plan_output(TOOLS, "auto", {"type": "json_object"}).kind == "json"
-    assert plan_output(None, None, {"type": "text"}).kind == "text"
+    assert plan_output(TOOLS, "a", {"type": "json_object"}).mode == "forced_tool"
+    assert plan_output(TOOLS, "auto", {"type": "json_object"}).mode == "json"
+    assert plan_output(None, None, {"type": "text"}).mode == "text"
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,7 @@ def test_an_unresolvable_dynamic_ref_is_a_schema_error() -> None:
     ids=["self", "anchor", "ids-inside-the-document"],
 )
 def test_references_inside_the_document_are_followed(schema: dict[str, Any]) -> None:
-    assert normalize(schema).variants[0].kind == "json_schema"
+    assert normalize(schema).variants[0].origin == "json_schema"
 
 
 def _self_containing() -> dict[str, Any]:

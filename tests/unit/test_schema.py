@@ -54,7 +54,7 @@ POINT_DICT = {
 
 
 @pytest.mark.parametrize(
-    ("schema", "name", "kind", "description"),
+    ("schema", "name", "origin", "description"),
     [
         (Point, "Point", "pydantic", "A point on a grid."),
         (PointDC, "PointDC", "dataclass", ""),
@@ -64,13 +64,13 @@ POINT_DICT = {
     ],
     ids=["pydantic", "dataclass", "typing-typeddict", "te-typeddict", "dict"],
 )
-def test_single_schema_becomes_one_named_variant(schema, name, kind, description):
+def test_single_schema_becomes_one_named_variant(schema, name, origin, description):
     schemas = normalize(schema)
 
     assert schemas.names == (name,)
     assert not schemas.is_union
     variant = schemas.variants[0]
-    assert variant.kind == kind
+    assert variant.origin == origin
     assert variant.description == description
     assert variant.source == schema
     assert variant.json_schema["properties"]["x"]["type"] == "integer"
@@ -184,7 +184,7 @@ def test_union_of_mixed_kinds():
     schemas = normalize([Contact, PointDC, PointTE, POINT_DICT])
 
     assert schemas.names == ("Contact", "PointDC", "PointTE", "PointJS")
-    assert [v.kind for v in schemas.variants] == [
+    assert [v.origin for v in schemas.variants] == [
         "pydantic",
         "dataclass",
         "typeddict",

@@ -190,7 +190,7 @@ class Answers:
 
     @property
     def carry(self) -> bool:
-        return any(v.kind == "json_schema" for v in self.plan.schemas.variants)
+        return any(v.origin == "json_schema" for v in self.plan.schemas.variants)
 
     def schema_of(self, name: str) -> dict[str, Any]:
         variant = self.plan.schemas.get(name)
