@@ -165,7 +165,7 @@ OutputMode = Literal["text", "json", "forced_tool", "auto_tool"]
 
 
 @dataclass(frozen=True, slots=True)
-class OutputPlan:
+class OutputConstraint:
     """How one request constrains the model's output.
 
     Attributes:
@@ -236,9 +236,9 @@ def _response_schema(response_format: Any) -> dict[str, Any] | None:
     raise UserError(f"unsupported response_format type {kind!r}")
 
 
-def plan_output(
+def constrain_output(
     tools: list[dict[str, Any]] | None, tool_choice: Any, response_format: Any
-) -> OutputPlan:
+) -> OutputConstraint:
     """Decide how to constrain one request.
 
     A forced tool call wins over `response_format`, which wins over optional tools.
@@ -250,13 +250,13 @@ def plan_output(
         response_format: `None` or an OpenAI-style `response_format` dict.
 
     Returns:
-        The plan for the request.
+        The constraint for the request.
 
     Raises:
         UserError: The choice names an unknown tool or forces a call with no tools.
 
     Examples:
-        >>> plan_output(None, None, {"type": "json_object"}).schema
+        >>> constrain_output(None, None, {"type": "json_object"}).schema
         {'type': 'object'}
     """
     available = tuple(tools or ())
@@ -272,8 +272,8 @@ def plan_output(
     if forced:
         if not available:
             raise UserError("tool_choice forces a tool call but no tools are bound")
-        return OutputPlan("forced_tool", call_schema(available), available)
+        return OutputConstraint("forced_tool", call_schema(available), available)
     schema = _response_schema(response_format)
     if schema is not None:
-        return OutputPlan("json", schema)
-    return OutputPlan("auto_tool", None, available) if available else OutputPlan("text")
+        return OutputConstraint("json", schema)
+    return OutputConstraint("auto_tool", None, available) if available else OutputConstraint("text")

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 
 from langchain_structx import _prompt
-from langchain_structx.local._grammar import OutputPlan
+from langchain_structx.local._grammar import OutputConstraint
 
 __all__ = (
     "ANSWER_FROM_RESULTS",
@@ -184,13 +184,13 @@ def forced_message(text: str, finish: str) -> AIMessage:
     return AIMessage(content="", invalid_tool_calls=[bad])
 
 
-def message_for(plan: OutputPlan, text: str, finish: str) -> tuple[AIMessage, str]:
-    """The reply to `plan`'s request, and the finish reason to report with it."""
-    if plan.mode == "forced_tool":
+def message_for(constraint: OutputConstraint, text: str, finish: str) -> tuple[AIMessage, str]:
+    """The reply to `constraint`'s request, and the finish reason to report with it."""
+    if constraint.mode == "forced_tool":
         message = forced_message(text, finish)
         return message, finish if finish == "length" else "tool_calls"
-    if plan.mode == "auto_tool":
-        calls = detect_calls(text, plan.tools)
+    if constraint.mode == "auto_tool":
+        calls = detect_calls(text, constraint.tools)
         if calls:
             return AIMessage(content="", tool_calls=calls), "tool_calls"
     return AIMessage(content=text), finish

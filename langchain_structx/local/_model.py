@@ -23,7 +23,12 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_structx._binding import ToolChoice, ToolLike
-from langchain_structx.local._grammar import GrammarError, OutputPlan, plan_output, schema_to_gbnf
+from langchain_structx.local._grammar import (
+    GrammarError,
+    OutputConstraint,
+    constrain_output,
+    schema_to_gbnf,
+)
 from langchain_structx.local._messages import (
     message_for,
     to_llama_messages,
@@ -204,20 +209,20 @@ class LocalChatModel(BaseChatModel):
             >>> bound = LocalChatModel().bind_tools([add], tool_choice="add")
         """
         formatted = [convert_to_openai_tool(tool) for tool in tools]
-        plan_output(formatted, tool_choice, None)  # Fail on a bad choice now, not later.
+        constrain_output(formatted, tool_choice, None)  # Fail on a bad choice now, not later.
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
 
     def _request(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[OutputPlan, dict[str, Any]]:
-        plan = plan_output(
+    ) -> tuple[OutputConstraint, dict[str, Any]]:
+        constraint = constrain_output(
             kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
         )
-        prompt = to_llama_messages(messages, nudge=plan.mode != "forced_tool")
-        if plan.mode in ("forced_tool", "auto_tool"):
-            with_tools(prompt, plan.tools, forced=plan.mode == "forced_tool")
-        elif plan.schema is not None:
-            with_shape(prompt, kwargs.get("response_format"), plan.schema)
+        prompt = to_llama_messages(messages, nudge=constraint.mode != "forced_tool")
+        if constraint.mode in ("forced_tool", "auto_tool"):
+            with_tools(prompt, constraint.tools, forced=constraint.mode == "forced_tool")
+        elif constraint.schema is not None:
+            with_shape(prompt, kwargs.get("response_format"), constraint.schema)
         request: dict[str, Any] = {
             "messages": prompt,
             "temperature": kwargs.get("temperature", self.temperature),
@@ -227,9 +232,9 @@ class LocalChatModel(BaseChatModel):
         seed = kwargs.get("seed", self.seed)
         if seed is not None:
             request["seed"] = seed
-        if plan.schema is not None:
-            request["gbnf"] = _gbnf(json.dumps(plan.schema))
-        return plan, request
+        if constraint.schema is not None:
+            request["gbnf"] = _gbnf(json.dumps(constraint.schema))
+        return constraint, request
 
     def _complete(self, loaded: _Loaded, request: dict[str, Any], stream: bool) -> Any:
         gbnf = request.pop("gbnf", None)
@@ -244,13 +249,13 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        plan, request = self._request(messages, stop, kwargs)
+        constraint, request = self._request(messages, stop, kwargs)
         loaded = self._loaded()
         with loaded.lock:
             response = self._complete(loaded, request, stream=False)
         choice = response["choices"][0]
         text = choice["message"].get("content") or ""
-        message, finish = message_for(plan, text, choice.get("finish_reason") or "stop")
+        message, finish = message_for(constraint, text, choice.get("finish_reason") or "stop")
         usage = response.get("usage") or {}
         message.usage_metadata = UsageMetadata(
             input_tokens=usage.get("prompt_tokens", 0),
@@ -267,8 +272,8 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        plan, request = self._request(messages, stop, kwargs)
-        if plan.mode in ("forced_tool", "auto_tool"):
+        constraint, request = self._request(messages, stop, kwargs)
+        if constraint.mode in ("forced_tool", "auto_tool"):
             # A call is only known once complete: generate it whole, emit one chunk.
             yield self._tool_chunk(self._generate(messages, stop, run_manager, **kwargs))
             return

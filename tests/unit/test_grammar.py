@@ -13,8 +13,8 @@ from langchain_structx.errors import UserError
 from langchain_structx.local._grammar import (
     GrammarError,
     call_schema,
+    constrain_output,
     lint_gbnf,
-    plan_output,
     sanitize_pattern,
     sanitize_schema,
     schema_to_gbnf,
@@ -150,9 +150,9 @@ TOOLS = [
     ],
 )
 def test_tool_choice_modes(choice: Any, mode: str, names: list[str]) -> None:
-    plan = plan_output(TOOLS, choice, None)
-    assert plan.mode == mode
-    assert [t["function"]["name"] for t in plan.tools] == names
+    constraint = constrain_output(TOOLS, choice, None)
+    assert constraint.mode == mode
+    assert [t["function"]["name"] for t in constraint.tools] == names
 
 
 def test_forced_schema_is_name_and_arguments() -> None:
@@ -174,14 +174,14 @@ def test_forced_schema_is_name_and_arguments() -> None:
     ],
 )
 def test_response_formats(fmt: dict[str, Any], schema: dict[str, Any]) -> None:
-    plan = plan_output(None, None, fmt)
-    assert (plan.mode, plan.schema) == ("json", schema)
+    constraint = constrain_output(None, None, fmt)
+    assert (constraint.mode, constraint.schema) == ("json", schema)
 
 
 def test_forced_tool_wins_over_response_format() -> None:
-    assert plan_output(TOOLS, "a", {"type": "json_object"}).mode == "forced_tool"
-    assert plan_output(TOOLS, "auto", {"type": "json_object"}).mode == "json"
-    assert plan_output(None, None, {"type": "text"}).mode == "text"
+    assert constrain_output(TOOLS, "a", {"type": "json_object"}).mode == "forced_tool"
+    assert constrain_output(TOOLS, "auto", {"type": "json_object"}).mode == "json"
+    assert constrain_output(None, None, {"type": "text"}).mode == "text"
 
 
 @pytest.mark.parametrize(
@@ -197,4 +197,4 @@ def test_forced_tool_wins_over_response_format() -> None:
 )
 def test_misuse_is_a_user_error(tools: Any, choice: Any, fmt: Any, message: str) -> None:
     with pytest.raises(UserError, match=message):
-        plan_output(tools, choice, fmt)
+        constrain_output(tools, choice, fmt)
