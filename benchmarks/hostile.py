@@ -113,7 +113,7 @@ CASES = (
 def _reader(schema: dict[str, Any]) -> Callable[[Any], str]:
     """The engine's reading step for `schema`: an AI message in, outcome name out."""
     from langchain_structx import Limits, PromptedStrategy
-    from langchain_structx._extract import interpret
+    from langchain_structx._interpret import interpret
     from langchain_structx._plan import build_plan
 
     plan = build_plan(PromptedStrategy(schema, limits=Limits(max_reply_chars=READ_EVERYTHING)))
@@ -137,7 +137,7 @@ def _value_memory(schema: dict[str, Any], text: str) -> float:
     from langchain_core.messages import AIMessage
 
     from langchain_structx import Limits, PromptedStrategy
-    from langchain_structx._extract import interpret
+    from langchain_structx._interpret import interpret
     from langchain_structx._plan import build_plan
 
     plan = build_plan(PromptedStrategy(schema, limits=Limits(max_reply_chars=READ_EVERYTHING)))

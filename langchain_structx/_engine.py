@@ -28,8 +28,8 @@ from langchain_structx import _capabilities as caps
 from langchain_structx import _feedback
 from langchain_structx import _quirks as quirks
 from langchain_structx._clip import clip
-from langchain_structx._extract import Found, interpret
 from langchain_structx._feedback import Invoke
+from langchain_structx._interpret import Found, interpret
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx.errors import (
     AttemptError,
