@@ -45,6 +45,9 @@ TYPES_KEY = "structx_response_types"
 KEPT_RUNS = 1024
 """Runs whose error objects one middleware keeps between model steps."""
 
+KEPT_OVERRIDES = 64
+"""Replaced response formats whose plans one middleware keeps."""
+
 
 class ErrorCache:
     """The error objects of unfinished runs, by run id, most recent last.
@@ -106,12 +109,14 @@ class RequestPlans:
 
     An outer middleware may narrow or replace the response format for one call
     (LangChain allows this through `request.override`); its plan is built on
-    first sight and kept with the format object.
+    first sight and kept with the format object. Bounded: a middleware that makes
+    a new format object per call costs a plan per call, never unbounded memory.
     """
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, size: int = KEPT_OVERRIDES) -> None:
         self._plan = plan
-        self._overrides: dict[int, tuple[Any, Plan]] = {}
+        self._size = size
+        self._overrides: OrderedDict[int, tuple[Any, Plan]] = OrderedDict()
 
     def for_request(self, request: ModelRequest[Any]) -> Plan:
         """The plan for `request`: the middleware's own unless the format was replaced."""
@@ -122,6 +127,8 @@ class RequestPlans:
         if cached is None or cached[0] is not override:
             cached = (override, build_plan(override))
             self._overrides[id(override)] = cached
+            if len(self._overrides) > self._size:
+                self._overrides.popitem(last=False)
         return cached[1]
 
 

@@ -103,16 +103,15 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
     around every model call.)
     """
 
-    __slots__ = ("_plan", "_step", "_token")
+    __slots__ = ("_label", "_token")
 
     def __init__(self, plan: Plan, step: _engine.CallModel) -> None:
-        self._plan = plan
-        self._step = step
+        self._label = labels(plan, step)
         self._token: Token[RunnableConfig | None]
 
     def __enter__(self) -> None:
         outer: RunnableConfig = var_child_runnable_config.get() or {}
-        label = labels(self._plan, self._step)
+        label = self._label
         # The two keys merged by hand: merge_configs would also copy the callbacks.
         config: RunnableConfig = {
             **outer,

@@ -432,3 +432,23 @@ def test_a_put_off_failure_is_kept_until_it_is_raised_and_no_longer() -> None:
     keys = [cache.defer(StructuredOutputFailure(str(n))) for n in range(3)]
     assert cache.take_deferred(keys[0]) is None  # the oldest was let go
     assert str(cache.take_deferred(keys[2])) == "2"
+
+
+def test_plans_of_replaced_formats_are_kept_per_format_and_bounded() -> None:
+    # An outer middleware may replace the response format per call; a new format
+    # object each time must not grow the middleware's memory without bound.
+    from types import SimpleNamespace
+
+    from langchain_structx._agent import RequestPlans
+    from langchain_structx._plan import build_plan
+
+    own = build_plan(ToolStrategy(Contact))
+    plans = RequestPlans(own, size=2)
+    formats = [ToolStrategy(Contact) for _ in range(5)]
+    kept = [plans.for_request(SimpleNamespace(response_format=f)) for f in formats]  # type: ignore[arg-type]
+
+    assert plans.for_request(SimpleNamespace(response_format=None)) is own  # type: ignore[arg-type]
+    assert all(p.strategy is f for p, f in zip(kept, formats, strict=True))
+    assert len(plans._overrides) == 2
+    # The newest stays cached: asking again gives the same plan object.
+    assert plans.for_request(SimpleNamespace(response_format=formats[-1])) is kept[-1]  # type: ignore[arg-type]
