@@ -34,6 +34,9 @@ from langchain_structx.errors import (
 Restores = Mapping[str, Callable[[Any], Any]]
 """Per structured tool, how its arguments come back to the variant's shape."""
 
+CallIds = tuple[tuple[str, str], ...]
+"""`(id, name)` of each structured tool call in a reply."""
+
 # Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
 # Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
 # "max_tokens", Gemini's "MAX_TOKENS".
@@ -87,7 +90,7 @@ class Failed:
     """
 
     error: AttemptError
-    call_ids: tuple[tuple[str, str], ...] = ()
+    call_ids: CallIds = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +184,8 @@ def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation
         return Interpretation(Failed(error, ids), ordinary)
     if valid:
         call = valid[0]
-        outcome = _decode_args(plan, call["name"], call["args"], at, (), restores)
-        return Interpretation(_with_call(outcome, ids), ordinary)
+        outcome = _decode_args(plan, call["name"], call["args"], at, (), restores, ids)
+        return Interpretation(outcome, ordinary)
     if broken:
         outcome = _from_broken_call(plan, broken[0], at, ids, restores)
         return Interpretation(outcome, ordinary)
@@ -218,17 +221,11 @@ def _call_in_text(plan: Plan, at: Stamp, restores: Restores) -> Found | Failed |
     return _decode_args(plan, call["name"], args, at, (*parsed.repairs, note), restores)
 
 
-def _with_call(outcome: Found | Failed, ids: tuple[tuple[str, str], ...]) -> Found | Failed:
-    if isinstance(outcome, Found):
-        return Found(outcome.value, outcome.variant, outcome.repairs, ids[0][0])
-    return Failed(outcome.error, ids)
-
-
 def _from_broken_call(
     plan: Plan,
     call: Any,
     at: Stamp,
-    ids: tuple[tuple[str, str], ...],
+    ids: CallIds,
     restores: Restores,
 ) -> Found | Failed:
     name = call.get("name") or ""
@@ -236,8 +233,7 @@ def _from_broken_call(
         parsed = parse_json(call.get("args") or "", limits=plan.limits)
     except JSONParseError as exc:
         return Failed(_parse_failure(name, exc, at), ids)
-    outcome = _decode_args(plan, name, parsed.value, at, parsed.repairs, restores)
-    return _with_call(outcome, ids)
+    return _decode_args(plan, name, parsed.value, at, parsed.repairs, restores, ids)
 
 
 def _missing(plan: Plan, at: Stamp) -> AttemptError:
@@ -307,6 +303,7 @@ def _decode_args(
     at: Stamp,
     repairs: tuple[Repair, ...],
     restores: Restores,
+    call_ids: CallIds = (),
 ) -> Found | Failed:
     variant = plan.schemas.get(name)
     assert variant is not None  # callers only pass names of our tools
@@ -315,8 +312,8 @@ def _decode_args(
         try:
             args = restore(args)
         except OutputValidationError as exc:
-            return Failed(InvalidOutputError(name, exc, **at.fields()))
-    return _validate(plan, variant, args, at, repairs)
+            return Failed(InvalidOutputError(name, exc, **at.fields()), call_ids)
+    return _validate(plan, variant, args, at, repairs, call_ids)
 
 
 def _decode_output(plan: Plan, parsed: Parsed, at: Stamp) -> Found | Failed:
@@ -376,18 +373,25 @@ def _infer_kind(plan: Plan, value: Any, at: Stamp, repairs: tuple[Repair, ...]) 
 
 
 def _validate(
-    plan: Plan, variant: Variant, data: Any, at: Stamp, repairs: tuple[Repair, ...]
+    plan: Plan,
+    variant: Variant,
+    data: Any,
+    at: Stamp,
+    repairs: tuple[Repair, ...],
+    call_ids: CallIds = (),
 ) -> Found | Failed:
+    """Validate `data` as `variant`; `call_ids` are the structured calls that carried it."""
+    call_id = call_ids[0][0] if call_ids else None
     try:
-        return Found(variant.validate(data, plan.limits), variant.name, repairs)
+        return Found(variant.validate(data, plan.limits), variant.name, repairs, call_id)
     except OutputValidationError as exc:
         first_error = exc
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
     coerced = coerce(data, variant.json_schema) if plan.coerce else None
     if coerced is None or not coerced.repairs:
-        return Failed(InvalidOutputError(variant.name, first_error, **at.fields()))
+        return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)
     try:
         value = variant.validate(coerced.value, plan.limits)
     except OutputValidationError as exc:
-        return Failed(InvalidOutputError(variant.name, exc, **at.fields()))
-    return Found(value, variant.name, (*repairs, *coerced.repairs))
+        return Failed(InvalidOutputError(variant.name, exc, **at.fields()), call_ids)
+    return Found(value, variant.name, (*repairs, *coerced.repairs), call_id)

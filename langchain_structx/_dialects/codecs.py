@@ -17,8 +17,6 @@ from typing import Any
 
 from langchain_structx._dialects.guard import MAX_DEPTH, too_deep
 
-JSON_TEXT_HINT = "A JSON-encoded value"
-
 
 def json_equal(left: Any, right: Any) -> bool:
     """Compare two JSON values the way JSON Schema does (`1 == 1.0`, `True != 1`).

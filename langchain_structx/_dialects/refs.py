@@ -19,7 +19,6 @@ from urllib.parse import unquote
 
 from langchain_structx._exceptions import DialectError
 
-DEFS = "$defs"
 _PREFIX = "#/$defs/"
 _DEF_KEYWORDS = ("$defs", "definitions")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
