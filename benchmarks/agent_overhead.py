@@ -10,6 +10,13 @@ the difference is the fixed cost of LangChain's middleware machinery rather than
 our engine. On this path our agent has no other graph step: an answer at once
 is one model step, as in LangChain.
 
+A fourth agent is a reference for the rest: LangChain's, with a middleware
+written by hand for this one schema, with our hooks and our state keys, that
+binds the tool, validates the call with Pydantic, answers it and writes the
+keys, and does nothing else (no bounds, no refusal check, no report, no
+retry, no events). What our agent costs beyond it is the price of the
+engine's generality and checks.
+
 Each ratio is printed with a 95% bootstrap interval (the interleaved rounds
 resampled together), and the verdict says PASS only when the whole interval is
 within the goal, MISS when all of it is above, and EDGE when the goal falls
@@ -28,12 +35,18 @@ import time
 
 from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
-from langchain.agents.middleware.types import AgentMiddleware
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelResponse,
+)
 from langchain.agents.structured_output import ToolStrategy as LangChainToolStrategy
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+from langgraph.types import Command
 from pydantic import BaseModel
 
-from langchain_structx.middleware import create_agent
+from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
@@ -41,7 +54,7 @@ GOAL = 1.15
 """Goal against stock `create_agent`."""
 NET_GOAL = 1.05
 """Goal against stock `create_agent` with do-nothing middleware of the same hooks."""
-LABELS = ("structx", "langchain", "langchain+noop mw")
+LABELS = ("structx", "langchain", "langchain+noop mw", "langchain+by-hand mw")
 
 
 class Contact(BaseModel):
@@ -67,6 +80,43 @@ class PassThrough(AgentMiddleware):
 
     def wrap_model_call(self, request, handler):
         return handler(request)
+
+    def wrap_tool_call(self, request, handler):
+        return handler(request)
+
+
+class ByHand(AgentMiddleware):
+    """The least a structured-output middleware does for `Contact`, with our hooks and keys."""
+
+    state_schema = StructuredOutputMiddleware(ToolStrategy(Contact)).state_schema
+
+    def __init__(self):
+        super().__init__()
+        self.tool = StructuredTool(
+            name="Contact", description="A person to reach.", args_schema=Contact, func=print
+        )
+
+    def wrap_model_call(self, request, handler):
+        request = request.override(
+            tools=[*request.tools, self.tool], tool_choice="Contact", response_format=None
+        )
+        reply = handler(request).result[-1]
+        call = reply.tool_calls[0]
+        value = Contact.model_validate(call["args"])
+        answer = ToolMessage(
+            content=f"Returning structured response: {value}",
+            tool_call_id=call["id"],
+            name=call["name"],
+        )
+        update = {
+            "structx_progress": {"done": True},
+            "structured_response_kind": "Contact",
+            "structured_output_report": {"strategy": "tool", "attempts": 1},
+        }
+        return ExtendedModelResponse(
+            model_response=ModelResponse(result=[reply, answer], structured_response=value),
+            command=Command(update=update),
+        )
 
     def wrap_tool_call(self, request, handler):
         return handler(request)
@@ -135,6 +185,9 @@ def main() -> int:
             response_format=LangChainToolStrategy(Contact),
             middleware=[PassThrough()],
         ),
+        "langchain+by-hand mw": langchain_create_agent(
+            models["langchain+by-hand mw"], middleware=[ByHand()]
+        ),
     }
     for _ in range(args.warmup):
         for name in LABELS:
@@ -163,6 +216,8 @@ def main() -> int:
         f"  95% interval {net_ci[0]:.3f}-{net_ci[1]:.3f}"
         f"  goal <= {NET_GOAL:.2f}  {verdict(net_ci, NET_GOAL)}"
     )
+    engine = medians["structx"] / medians["langchain+by-hand mw"]
+    print(f"ratio to the by-hand middleware (structx / langchain+by-hand mw): {engine:.3f}")
     record(
         "agent_overhead",
         title="Wall time per invoke, ToolStrategy happy path (scripted model)",
@@ -175,6 +230,7 @@ def main() -> int:
             "noop_middleware_ratio": floor,
             "net_ratio": net,
             "net_ratio_interval": list(net_ci),
+            "by_hand_ratio": engine,
             "goal": GOAL,
             "net_goal": NET_GOAL,
             "invokes": args.n,
