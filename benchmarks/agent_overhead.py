@@ -85,6 +85,10 @@ class PassThrough(AgentMiddleware):
         return handler(request)
 
 
+def _never(**_):
+    raise RuntimeError("the middleware answers the structured call; the tool never runs")
+
+
 class ByHand(AgentMiddleware):
     """The least a structured-output middleware does for `Contact`, with our hooks and keys."""
 
@@ -93,7 +97,7 @@ class ByHand(AgentMiddleware):
     def __init__(self):
         super().__init__()
         self.tool = StructuredTool(
-            name="Contact", description="A person to reach.", args_schema=Contact, func=print
+            name="Contact", description="A person to reach.", args_schema=Contact, func=_never
         )
 
     def wrap_model_call(self, request, handler):
