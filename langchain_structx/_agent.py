@@ -13,7 +13,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired, TypeGuard, Union, cast
 
-from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
@@ -24,7 +23,6 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
@@ -42,6 +40,9 @@ PROGRESS_KEY = "structx_progress"
 TYPES_KEY = "structx_response_types"
 """Private state key, never written: declares our types for checkpoint allowlists."""
 
+ANSWER_KEYS = (RESPONSE_KEY, KIND_KEY, REPORT_KEY)
+"""The state keys that hold a turn's answer."""
+
 KEPT_RUNS = 1024
 """Runs whose error objects one middleware keeps between model steps."""
 
@@ -55,34 +56,49 @@ class ErrorCache:
     The checkpoint keeps each error's text; the objects themselves (with their
     AI message and issues) are kept here, so that `handle_errors` and the final
     `StructuredOutputRetryError` see them in full when the run goes on in the
-    same process. Bounded: the oldest runs are forgotten first.
+    same process. Each entry is kept with the last message its run added, so a
+    fork of the thread (two resumptions of one checkpoint) never borrows the
+    other branch's errors. Bounded: the oldest runs are forgotten first.
     """
 
     def __init__(self, size: int = KEPT_RUNS) -> None:
         self._size = size
-        self._runs: OrderedDict[str, tuple[AttemptError, ...]] = OrderedDict()
+        self._runs: OrderedDict[str, tuple[str | None, tuple[AttemptError, ...]]] = OrderedDict()
         self._deferred: OrderedDict[str, StructxError] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, progress: _engine.Progress | None) -> tuple[AttemptError, ...]:
-        """The errors kept for the run `progress` belongs to."""
+        """The errors kept for the run `progress` belongs to, as of that progress."""
         run_id = progress.get("run_id") if progress else None
+        if not run_id:
+            return ()
         with self._lock:
-            return self._runs.get(run_id, ()) if run_id else ()
+            kept = self._runs.get(run_id)
+        if kept is None or kept[0] != progress.get("last_id"):  # type: ignore[union-attr]
+            return ()
+        return kept[1]
 
     def keep(self, result: _engine.RunResult) -> None:
         """Keep the errors of an unfinished run; forget a finished one."""
-        run_id = result.progress.get("run_id") if result.progress else None
+        progress = result.progress
+        run_id = progress.get("run_id") if progress else None
         if not run_id:
             return
         with self._lock:
             if result.report is not None or not result.errors:
                 self._runs.pop(run_id, None)
                 return
-            self._runs[run_id] = result.errors
+            self._runs[run_id] = (progress.get("last_id"), result.errors)  # type: ignore[union-attr]
             self._runs.move_to_end(run_id)
             while len(self._runs) > self._size:
                 self._runs.popitem(last=False)
+
+    def forget(self, progress: _engine.Progress | None) -> None:
+        """Drop what is kept for the run `progress` belongs to (it has failed)."""
+        run_id = progress.get("run_id") if progress else None
+        if run_id:
+            with self._lock:
+                self._runs.pop(run_id, None)
 
     def defer(self, error: StructxError) -> str:
         """Keep a failure to raise at the run's next step; returns its key."""
@@ -132,42 +148,15 @@ class RequestPlans:
         return cached[1]
 
 
-class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
-    """Sends the agent back to its model step while a structured run wants a retry.
-
-    Made by `StructuredOutputMiddleware.retry_router()`; goes first in the
-    middleware list, so its `after_model` hook is the last to run.
-    """
-
-    def __init__(self, state_schema: type[Any]) -> None:
-        super().__init__()
-        self.state_schema = state_schema
-        self.tools = []
-
-    @hook_config(can_jump_to=["model"])
-    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Jump back to the model when the last attempt failed and may be retried."""
-        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
-        if progress and progress.get("retry"):
-            return {"jump_to": "model"}
-        return None
-
-    @hook_config(can_jump_to=["model"])
-    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Async form of `after_model`."""
-        return self.after_model(state, runtime)
-
-
-def has_after_model(middleware: AgentMiddleware[Any, Any]) -> bool:
-    """Whether LangChain gives `middleware` an `after_model` step in the graph."""
-    cls = type(middleware)
-    return (
-        cls.after_model is not AgentMiddleware.after_model
-        or cls.aafter_model is not AgentMiddleware.aafter_model
-    )
-
-
 def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
+    """`progress_in` for a model request."""
+    progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
+    return progress_in(progress, request.messages)
+
+
+def progress_in(
+    progress: _engine.Progress | None, messages: Sequence[Any]
+) -> tuple[_engine.Progress | None, bool]:
     """The run to continue, and whether this turn's answer is already in.
 
     A run goes on while nothing but tool results follows the last message it
@@ -176,14 +165,13 @@ def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bo
     turn is over. Anything else after a run (a new question) starts a new run,
     so a run that failed never lends its count to the next turn.
     """
-    progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
     if not progress:
         return None, False
     if progress["done"]:
-        return None, _only_tool_results_after(request.messages, progress["answer_id"])
+        return None, _only_tool_results_after(messages, progress["answer_id"])
     last_id = progress.get("last_id")
     # (A run checkpointed before runs recorded their last message goes on.)
-    if last_id is not None and not _only_tool_results_after(request.messages, last_id):
+    if last_id is not None and not _only_tool_results_after(messages, last_id):
         return None, False
     return progress, False
 
@@ -217,7 +205,7 @@ def may_defer(
     """
     if progress is not None or not isinstance(error, StructxError):
         return False
-    return any(request.state.get(key) is not None for key in (RESPONSE_KEY, KIND_KEY, REPORT_KEY))
+    return any(request.state.get(key) is not None for key in ANSWER_KEYS)
 
 
 def put_off(
@@ -232,6 +220,8 @@ def put_off(
     Only a run with one attempt per model step (`one_call`) can put it off: the
     next model step, which raises it, comes through the graph.
     """
+    if isinstance(error, StructxError):
+        errors.forget(progress)  # the run is over; a model's own exception may be retried
     if not (one_call and may_defer(error, request, progress)):
         raise error
     return deferral(error, request, errors)

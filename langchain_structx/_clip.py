@@ -10,6 +10,9 @@ from __future__ import annotations
 MESSAGE_CHARS = 8_000
 """Longest message of an exception built from model text; the rest is cut."""
 
+NAME_CHARS = 80
+"""Longest name taken from model text (a tool the model made up) quoted in a message."""
+
 TRUNCATION_MARK = "... (truncated)"
 """Appended where a text was cut to its bound."""
 

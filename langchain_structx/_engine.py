@@ -242,6 +242,7 @@ def attempt_loop(
     tools: Sequence[Any] = (),
     one_call: bool = False,
     earlier: Sequence[AttemptError] = (),
+    runs_tools: bool = True,
 ) -> Generator[Step, Any, RunResult]:
     """Ask for structured output until it validates, retries run out, or tools must run.
 
@@ -258,6 +259,10 @@ def attempt_loop(
             with `retry` set, so the shell asks again in its next graph step
             (where every other middleware sees the call).
         earlier: The error objects of this run's earlier steps, if the shell kept them.
+        runs_tools: Whether the shell runs the model's other tool calls (an
+            agent does). A shell that runs none (a node, the runnable) gets
+            such calls as failed attempts, each call answered, and the run
+            always ends with an answer or an error.
 
     Yields:
         Steps for the driver to perform.
@@ -304,7 +309,7 @@ def attempt_loop(
             continue
         usage = run.add_usage(message)
         attempt = run.progress["attempts"] + 1
-        seen = interpret(plan, spec, message, attempt=attempt, usage=usage)
+        seen = interpret(plan, spec, message, attempt=attempt, usage=usage, runs_tools=runs_tools)
         if seen.outcome is None:
             # Turns spent calling ordinary tools cost tokens but are not attempts.
             return run.pending([message])

@@ -15,7 +15,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 
-from langchain_structx._clip import clip
+from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._interpret import Failed, Found
 from langchain_structx._plan import Plan
 from langchain_structx._policy import ErrorPolicy
@@ -37,6 +37,9 @@ so that thousands of calls do not each cost a full feedback message."""
 
 FULL_REPLIES = 8
 """Structured calls of one message that each get the full feedback, as in LangChain."""
+
+NO_SUCH_TOOL = "Error: {name} is not a valid tool here; answer with the structured output only."
+"""The answer to a call of a tool the caller does not have, beside a structured call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,20 +113,26 @@ def feedback(failure: Failure) -> Generator[Invoke, Any, str]:
 
 
 def replies(failed: Failed, text: str) -> list[BaseMessage]:
-    """The messages that carry `text` back to the model: a tool answer per call, or a turn."""
+    """The messages that carry `text` back to the model: a tool answer per call, or a turn.
+
+    Calls to tools the caller does not have, beside the ones that carry `text`,
+    are each told so.
+    """
+    if not failed.call_ids:
+        return [HumanMessage(content=text, id=_new_id())]
+    answers = [
+        (call_id, name, text if n < FULL_REPLIES else SEE_ABOVE)
+        for n, (call_id, name) in enumerate(failed.call_ids)
+    ]
+    answers += [
+        (call_id, name, NO_SUCH_TOOL.format(name=clip(name, NAME_CHARS)))
+        for call_id, name in failed.stray_ids
+    ]
     # Ids are set here, so a run can later tell its own messages in the state.
-    if failed.call_ids:
-        return [
-            ToolMessage(
-                content=text if n < FULL_REPLIES else SEE_ABOVE,
-                tool_call_id=call_id,
-                name=name,
-                status="error",
-                id=_new_id(),
-            )
-            for n, (call_id, name) in enumerate(failed.call_ids)
-        ]
-    return [HumanMessage(content=text, id=_new_id())]
+    return [
+        ToolMessage(content=content, tool_call_id=call_id, name=name, status="error", id=_new_id())
+        for call_id, name, content in answers
+    ]
 
 
 def _new_id() -> str:

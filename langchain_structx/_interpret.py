@@ -14,10 +14,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.messages.ai import UsageMetadata
 
+from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
 from langchain_structx._parse import Parsed, Repair, coerce, parse_json
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._schema import Variant
+from langchain_structx._stops import is_truncated, refusal_text
 from langchain_structx.errors import (
     AttemptError,
     InvalidOutputError,
@@ -36,18 +38,6 @@ Restores = Mapping[str, Callable[[Any], Any]]
 
 CallIds = tuple[tuple[str, str], ...]
 """`(id, name)` of each structured tool call in a reply."""
-
-# Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
-# Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
-# "max_tokens", Gemini's "MAX_TOKENS".
-_LENGTH_REASONS = frozenset(
-    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_length"}
-)
-# Stop reasons that are the provider declining to answer: Anthropic's "refusal",
-# OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
-_REFUSAL_REASONS = frozenset(
-    {"refusal", "content_filter", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +76,14 @@ class Failed:
 
     Attributes:
         error: What went wrong.
-        call_ids: `(id, name)` of each structured tool call that needs an answer.
+        call_ids: `(id, name)` of each tool call that the feedback answers.
+        stray_ids: `(id, name)` of each call to a tool the caller does not have,
+            beside a structured call that carries the feedback.
     """
 
     error: AttemptError
     call_ids: CallIds = ()
+    stray_ids: CallIds = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,63 +107,52 @@ def interpret(
     *,
     attempt: int = 1,
     usage: UsageMetadata | None = None,
+    runs_tools: bool = True,
 ) -> Interpretation:
     """Interpret `message` as the answer to a call made with `spec`.
 
     A failure is created with its context (`message`, `attempt`, `usage`), never
-    completed afterwards.
+    completed afterwards. When the caller runs no tools (`runs_tools` False),
+    calls to other tools are not ordinary calls but a failed attempt.
     """
     at = Stamp(message, attempt, usage)
     refusal = refusal_text(message)
     if refusal is not None:
         return Interpretation(Failed(StructuredOutputRefusal(refusal, **at.fields())))
     if spec.strategy == "tool":
-        return _interpret_tool(plan, at, spec.tool_restore)
-    if message.tool_calls:
-        return Interpretation(None, ordinary_calls=True)
-    return Interpretation(_from_text(plan, at, spec.restore))
+        seen = _interpret_tool(plan, at, spec.tool_restore)
+    elif message.tool_calls:
+        seen = Interpretation(None, ordinary_calls=True)
+    else:
+        return Interpretation(_from_text(plan, at, spec.restore))
+    if runs_tools or not seen.ordinary_calls or isinstance(seen.outcome, Found):
+        return seen
+    return Interpretation(_stray(plan, spec, at, seen.outcome))
 
 
-def refusal_text(message: AIMessage) -> str | None:
-    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason."""
-    refusal = message.additional_kwargs.get("refusal")
-    if refusal:
-        return str(refusal)
-    if isinstance(message.content, list):
-        for block in message.content:
-            if isinstance(block, Mapping) and block.get("type") == "refusal":
-                return str(block.get("refusal") or block.get("text") or "")
-    reason = stop_reason(message)
-    if reason in _REFUSAL_REASONS:
-        metadata = message.response_metadata
-        return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
-    return None
+def _stray(plan: Plan, spec: CallSpec, at: Stamp, outcome: Failed | None) -> Failed:
+    """A reply that calls tools the caller does not have, as a failed attempt.
 
-
-def is_truncated(message: AIMessage) -> bool:
-    """Whether the model stopped because it ran out of tokens."""
-    return stop_reason(message) in _LENGTH_REASONS
-
-
-def stop_reason(message: AIMessage) -> str | None:
-    """Why the model stopped, as its client reports it.
-
-    Chat Completions and Gemini clients set `finish_reason`, Anthropic's sets
-    `stop_reason`; a Responses API answer that stopped early has
-    `status: "incomplete"` and the reason in `incomplete_details`.
-
-    Examples:
-        >>> from langchain_core.messages import AIMessage
-        >>> meta = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
-        >>> stop_reason(AIMessage(content="", response_metadata=meta))
-        'max_output_tokens'
+    Every call gets an answer: a structured call that failed carries the
+    feedback and the others are told they are no tools here; with no
+    structured call, the others carry the feedback.
     """
-    metadata = message.response_metadata
-    reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-    details = metadata.get("incomplete_details")
-    if not reason and isinstance(details, Mapping):
-        reason = details.get("reason")
-    return reason if isinstance(reason, str) else None
+    ours = plan.tool_names if spec.strategy == "tool" else frozenset()
+    stray = tuple(
+        (c.get("id") or "", c["name"]) for c in at.message.tool_calls if c["name"] not in ours
+    )
+    if outcome is not None:
+        return Failed(outcome.error, outcome.call_ids, stray)
+    names = ", ".join(sorted({clip(name, NAME_CHARS) for _, name in stray}))
+    if spec.strategy == "tool":
+        wanted = "calling one of these tools: " + ", ".join(plan.schemas.names)
+    else:
+        wanted = "replying with the JSON object, without calling any tool"
+    error = MissingOutputError(
+        f"{names} is not a valid tool here. The answer must be given by {wanted}.",
+        **at.fields(),
+    )
+    return Failed(error, stray)
 
 
 def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation:

@@ -10,7 +10,7 @@ run metadata and tags, so a trace tells a retry from a second request.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from langchain.agents import structured_output as lc
@@ -21,11 +21,9 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
-    ToolMessage,
     convert_to_messages,
     message_chunk_to_message,
 )
-from langchain_core.messages.ai import UsageMetadata
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -37,7 +35,6 @@ from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._shell import labels, with_history
 from langchain_structx.errors import (
     AttemptError,
-    MissingOutputError,
     StructuredOutputRetryError,
     UserError,
 )
@@ -188,39 +185,22 @@ class LcelRun:
     messages: list[BaseMessage]
     config: RunnableConfig
     include_raw: bool
-    carried: list[BaseMessage] = field(default_factory=list)
-    """Messages of earlier rounds in which the model called unknown tools."""
 
     def loop(self) -> Generator[_engine.Step, Any, _engine.RunResult]:
         """The attempt loop of this run.
 
-        The runnable has no tools of its own, so a call to any other tool is a
-        failed attempt: it is answered with an error naming the tools there
-        are, and the loop goes on, within the same retry budget.
+        The runnable has no tools of its own: a call to any other tool is a
+        failed attempt, answered with an error, within the same retry budget.
         """
-        progress: _engine.Progress | None = None
-        while True:
-            result = yield from _engine.attempt_loop(
-                self.plan, model=self.model, state={}, progress=progress, memory=self.memory
-            )
-            progress = result.progress
-            if result.report is not None or progress is None:
-                return result
-            replies = _unknown_tools(self.plan, result.messages)
-            if not _counted(self.plan, result.messages):
-                progress["attempts"] += 1
-                progress["errors"].extend(f"no_output: {r.content}" for r in replies[:1])
-                progress["kinds"].append("no_output")
-            if progress["attempts"] > self.plan.max_retries:
-                raise _tools_only(result)
-            self.carried.extend([*result.messages, *replies])
+        return _engine.attempt_loop(
+            self.plan, model=self.model, state={}, memory=self.memory, runs_tools=False
+        )
 
     def _request(
         self, step: _engine.CallModel
     ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
         config = merge_configs(self.config, labels(self.plan, step))
-        messages = [*self.messages, *self.carried]
-        return _bound(self.model, self.plan, step.spec), _prompt(messages, step), config
+        return _bound(self.model, self.plan, step.spec), _prompt(self.messages, step), config
 
     def call(self, step: _engine.CallModel) -> AIMessage:
         """One model call, awaited whole."""
@@ -272,15 +252,10 @@ class LcelRun:
         return [{"raw": raw, "parsed": value, "parsing_error": None} for value in values]
 
     def output(self, result: _engine.RunResult) -> tuple[Any, StructuredReport]:
-        """The runnable's output for a finished run, and the run's report.
-
-        Raises:
-            StructuredOutputRetryError: When the model only called tools this
-                runnable does not have.
-        """
+        """The runnable's output for a finished run, and the run's report."""
         report = result.report
-        if report is None:
-            raise _tools_only(result)
+        # A run whose shell runs no tools ends with an answer or raises.
+        assert report is not None
         if not self.include_raw:
             return result.value, report
         raw = _last_ai(result.messages) or AIMessage(content="")
@@ -292,44 +267,3 @@ class LcelRun:
         """LangChain's `include_raw` answer for a failed run."""
         raw = getattr(error, "ai_message", None) or AIMessage(content="")
         return {"raw": raw, "parsed": None, "parsing_error": error}
-
-
-def _counted(plan: Plan, messages: Sequence[BaseMessage]) -> bool:
-    """Whether the engine counted the last message as an attempt (it tried to answer)."""
-    last = _last_ai(messages)
-    calls = [*last.tool_calls, *last.invalid_tool_calls] if last is not None else []
-    return any(call.get("name") in plan.tool_names for call in calls)
-
-
-def _unknown_tools(plan: Plan, messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """An error reply for every tool call in `messages` that has no reply yet."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    known = ", ".join(plan.schemas.names)
-    return [
-        ToolMessage(
-            f"Error: {call['name']} is not a valid tool; answer with one of: {known}.",
-            tool_call_id=call["id"] or "",
-            name=call["name"],
-            status="error",
-        )
-        for message in messages
-        if isinstance(message, AIMessage)
-        for call in message.tool_calls
-        if call["id"] not in answered
-    ]
-
-
-def _tools_only(result: _engine.RunResult) -> StructuredOutputRetryError:
-    error = MissingOutputError(
-        "The model called tools that this runnable does not have.",
-        ai_message=_last_ai(result.messages),
-    )
-    tokens = result.progress["usage"] if result.progress is not None else None
-    usage: UsageMetadata | None = None
-    if tokens is not None:
-        usage = {
-            "input_tokens": tokens["input_tokens"],
-            "output_tokens": tokens["output_tokens"],
-            "total_tokens": tokens["total_tokens"],
-        }
-    return StructuredOutputRetryError([error], ai_message=error.ai_message, usage=usage)

@@ -42,10 +42,11 @@ from langgraph.types import Command
 from typing_extensions import TypeForm, TypeVar, Unpack
 
 from langchain_structx import _agent, _engine, _shell
-from langchain_structx._agent import PROGRESS_KEY, StructuredOutputRetryRouter
+from langchain_structx._agent import PROGRESS_KEY
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
 from langchain_structx._plan import Plan, build_plan
+from langchain_structx._router import StructuredOutputRetryRouter, has_model_hooks
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import AnyStrategy
 
@@ -73,7 +74,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     (call limits, summarisation, human review) and the checkpointer see, as in
     LangChain. Without the router, retries happen inside the model call.
     Our `create_agent` sets all this up for you, in fewer graph steps (it needs
-    the router only beside other `after_model` hooks).
+    the router only beside other middleware with model hooks).
 
     Args:
         response_format: One of our strategies, LangChain's `ToolStrategy`,
@@ -142,8 +143,9 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         """The companion that sends each retry back through the agent's model step.
 
         Put it first in the agent's middleware list (this middleware goes last):
-        its `after_model` hook then runs after every other one, so each retry
-        passes every other middleware's hooks and is checkpointed.
+        its `after_model` hook runs after every other one, so each retry passes
+        every other hook and is checkpointed; its `before_model` hook runs before
+        every other one, to end a turn already answered and clear a stale answer.
 
         Returns:
             The router; from now on this middleware makes one attempt per call.
@@ -248,11 +250,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
 class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
     """Our middleware as our `create_agent` adds it: one attempt per model step.
 
-    A failed attempt asks for the next through `jump_to`. It has no
-    `before_agent` step, so that a turn answered at once costs one graph step,
-    as LangChain's does. Each model step writes the answer keys; a
-    run that fails at its first step while the state holds an earlier turn's
-    answer clears it in that step and raises in the next one.
+    A failed attempt asks for the next through `jump_to`. With no `before_agent`
+    step, a turn answered at once costs one graph step, as LangChain's does.
     """
 
     before_agent = AgentMiddleware.before_agent  # type: ignore[assignment]
@@ -329,9 +328,9 @@ def create_agent(
         model: A chat model or an `init_chat_model` string.
         tools: Tools the agent may call.
         system_prompt: System prompt for every model call.
-        middleware: Further middleware. Ours wraps the model call innermost,
-            next to the model. When one of them has an `after_model` hook, our
-            retry router goes first, so that each retry passes every hook.
+        middleware: Further middleware. Ours wraps the model call innermost;
+            beside any with model hooks, our retry router goes first, so each
+            retry passes every hook and none acts on a turn already answered.
         response_format: The structured-output strategy or schema, or None.
         state_schema: Custom state schema.
         context_schema: Runtime context schema.
@@ -355,9 +354,10 @@ def create_agent(
         ours = _LoopedMiddleware(response_format)
         ours.plan.check_tools(list(tools or ()))
         stack = [*stack, ours]
-        if any(_agent.has_after_model(m) for m in middleware):
+        if any(has_model_hooks(m) for m in middleware):
             # Their hooks run between our model step and LangChain's edge, and
-            # the `jump_to` our step writes lasts only one graph step.
+            # the `jump_to` our step writes lasts only one graph step; ahead of
+            # theirs, the router ends answered turns and clears stale answers.
             stack.insert(0, ours.retry_router())
     extra: dict[str, Any] = {}
     if transformers is not None:

@@ -41,7 +41,6 @@ from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx._routing import KindRouter, check_routes, route_by_kind
 from langchain_structx._shell import reset_structured_output
-from langchain_structx.errors import MissingOutputError, StructuredOutputRetryError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 from langchain_structx.strategies import AnyStrategy
 from langchain_structx.streaming import EventSink
@@ -116,7 +115,11 @@ class StructuredOutputNode(Generic[ResponseT]):
     def _loop(self, state: Any) -> Any:
         mapping = state if isinstance(state, Mapping) else _as_mapping(state)
         return _engine.attempt_loop(
-            self.plan, model=self.model, state=mapping, memory=self.fallback_memory
+            self.plan,
+            model=self.model,
+            state=mapping,
+            memory=self.fallback_memory,
+            runs_tools=False,
         )
 
     def _messages(self, state: Any) -> list[BaseMessage]:
@@ -141,8 +144,8 @@ class StructuredOutputNode(Generic[ResponseT]):
         return [*head, *_shell.with_history(messages, step)]
 
     def _update(self, result: _engine.RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
-        if result.report is None:
-            raise _no_tools_here(result)
+        # A node runs no tools: its run ends with an answer or raises.
+        assert result.report is not None
         sink.finish(result.value, result.report)
         update: dict[str, Any] = {
             RESPONSE_KEY: result.value,
@@ -173,21 +176,6 @@ def _announcing(node: StructuredOutputNode, targets: Any) -> Any:
     return types.MethodType(call, node)
 
 
-def _no_tools_here(result: _engine.RunResult) -> StructuredOutputRetryError:
-    """The failure of a run that stopped to call tools this node does not have."""
-    progress = result.progress or _engine.new_progress()
-    usage = _engine.usage_of(progress)
-    error = MissingOutputError(
-        "The model called tools that this node does not have.",
-        ai_message=_last_ai(result.messages),
-        attempt=progress["attempts"] + 1,
-        usage=usage,
-    )
-    return StructuredOutputRetryError(
-        [*result.errors, error], ai_message=error.ai_message, usage=usage
-    )
-
-
 def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
     if spec.tools:
         return model.bind_tools(
@@ -196,13 +184,6 @@ def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
     if spec.model_settings:
         return model.bind(**dict(spec.model_settings))
     return model
-
-
-def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
-    for message in reversed(messages):
-        if isinstance(message, AIMessage):
-            return message
-    return None
 
 
 def _as_mapping(state: Any) -> Mapping[str, Any]:

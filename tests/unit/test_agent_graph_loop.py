@@ -272,6 +272,7 @@ def test_with_another_after_model_hook_the_router_sends_each_retry_back() -> Non
     assert (
         steps(agent, QUESTION)
         == [
+            "StructuredOutputRetryRouter.before_model",
             "Hooks.before_model",
             "model",
             "Hooks.after_model",

@@ -93,7 +93,7 @@ def test_the_nodes_no_tools_failure_carries_its_context() -> None:
         "", tool_calls=[tool_call("search", {"q": "Ada"})], usage_metadata=dict(USAGE)
     )  # type: ignore[arg-type]
     model = ScriptedChatModel(responses=[ordinary])
-    node = structured_output_node(model, ToolStrategy(Contact))
+    node = structured_output_node(model, ToolStrategy(Contact, max_retries=0))
     with pytest.raises(StructuredOutputRetryError) as caught:
         node(ASK)
     (error,) = caught.value.errors

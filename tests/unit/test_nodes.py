@@ -163,16 +163,42 @@ def test_missing_messages_key_is_a_key_error():
         node({"chat": []})
 
 
-def test_ordinary_tool_call_in_a_node_is_an_error():
-    model = ScriptedChatModel(
-        responses=[AIMessage("", tool_calls=[tool_call("search", {"q": "x"})])]
+def search_call(id="s1"):
+    return AIMessage(
+        "",
+        tool_calls=[tool_call("search", {"q": "x"}, id=id)],
+        usage_metadata={"input_tokens": 5, "output_tokens": 2, "total_tokens": 7},
     )
-    node = structured_output_node(model, ToolStrategy(Contact))
+
+
+@pytest.mark.parametrize("strategy", [ToolStrategy, PromptedStrategy])
+def test_a_call_to_a_tool_the_node_lacks_is_answered_and_retried(strategy):
+    answer = contact_call() if strategy is ToolStrategy else '{"name": "Ada"}'
+    model = ScriptedChatModel(responses=[search_call(), answer])
+    node = structured_output_node(model, strategy(Contact))
+
+    update = node({"messages": [HumanMessage("hi")]})
+
+    assert update["structured_response"] == Contact(name="Ada")
+    retry = model.calls[1].messages[-1]
+    assert retry.type == "tool" and retry.tool_call_id == "s1"
+    assert "search is not a valid tool here" in retry.content
+    assert update["structured_output_report"]["attempts"] == 2
+
+
+def test_tool_calls_the_node_lacks_use_up_the_retry_budget():
+    model = ScriptedChatModel(responses=[search_call("s1"), search_call("s2")])
+    node = structured_output_node(model, ToolStrategy(Contact, max_retries=1))
 
     with pytest.raises(StructuredOutputRetryError) as info:
         node({"messages": [HumanMessage("hi")]})
 
-    assert isinstance(info.value.errors[0], MissingOutputError)
+    errors = info.value.errors
+    assert [type(e) for e in errors] == [MissingOutputError, MissingOutputError]
+    assert [e.attempt for e in errors] == [1, 2]
+    assert [e.usage["total_tokens"] for e in errors] == [7, 14]
+    assert errors[-1].ai_message.tool_calls[0]["id"] == "s2"
+    assert info.value.n_attempts == 2 and info.value.usage["total_tokens"] == 14
 
 
 # --- routing ------------------------------------------------------------------------------

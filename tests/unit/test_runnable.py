@@ -236,8 +236,11 @@ async def test_a_bad_answer_beside_an_unknown_tool_counts_once(mode: str) -> Non
     model = ScriptedChatModel(responses=[both, city_call(id="c2")])
     result = await invoke(mode, with_structured_output(model, City, include_raw=True), "Norway?")
     assert result["parsed"] == City(name="Oslo")
-    replies = [m for m in model.calls[1].messages if isinstance(m, ToolMessage)]
-    assert sorted(m.tool_call_id for m in replies) == ["c1", "l1"]
+    replies = {
+        m.tool_call_id: m.content for m in model.calls[1].messages if isinstance(m, ToolMessage)
+    }
+    assert sorted(replies) == ["c1", "l1"]
+    assert "name" in replies["c1"] and "lookup is not a valid tool here" in replies["l1"]
     report = result["raw"].response_metadata["structured_output_report"]
     assert report["attempts"] == 2 and len(report["errors"]) == 1
 
@@ -249,7 +252,10 @@ async def test_unknown_tools_use_up_the_retry_budget(mode: str) -> None:
     runnable = with_structured_output(model, ToolStrategy(City, max_retries=1))
     with pytest.raises(StructuredOutputRetryError) as caught:
         await invoke(mode, runnable, "Norway?")
-    assert isinstance(caught.value.errors[0], MissingOutputError)
+    errors = caught.value.errors
+    assert [type(e) for e in errors] == [MissingOutputError, MissingOutputError]
+    assert [e.attempt for e in errors] == [1, 2] and caught.value.n_attempts == 2
+    assert all(e.ai_message is not None and e.usage is not None for e in errors)
     assert len(model.calls) == 2
     raw = with_structured_output(model, ToolStrategy(City, max_retries=1), include_raw=True)
     result = await invoke(mode, raw, "Norway?")

@@ -1,0 +1,66 @@
+"""How a reply ended: the stop reason its client reports, and refusals.
+
+Each provider's client reports the end of a reply in its own field; these read
+them all, so the interpreter can tell a cut-off answer and a refusal from a
+wrong one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from langchain_core.messages import AIMessage
+
+# Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
+# Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
+# "max_tokens", Gemini's "MAX_TOKENS".
+LENGTH_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_length"}
+)
+# Stop reasons that are the provider declining to answer: Anthropic's "refusal",
+# OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
+REFUSAL_REASONS = frozenset(
+    {"refusal", "content_filter", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
+)
+
+
+def refusal_text(message: AIMessage) -> str | None:
+    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason."""
+    refusal = message.additional_kwargs.get("refusal")
+    if refusal:
+        return str(refusal)
+    if isinstance(message.content, list):
+        for block in message.content:
+            if isinstance(block, Mapping) and block.get("type") == "refusal":
+                return str(block.get("refusal") or block.get("text") or "")
+    reason = stop_reason(message)
+    if reason in REFUSAL_REASONS:
+        metadata = message.response_metadata
+        return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
+    return None
+
+
+def is_truncated(message: AIMessage) -> bool:
+    """Whether the model stopped because it ran out of tokens."""
+    return stop_reason(message) in LENGTH_REASONS
+
+
+def stop_reason(message: AIMessage) -> str | None:
+    """Why the model stopped, as its client reports it.
+
+    Chat Completions and Gemini clients set `finish_reason`, Anthropic's sets
+    `stop_reason`; a Responses API answer that stopped early has
+    `status: "incomplete"` and the reason in `incomplete_details`.
+
+    Examples:
+        >>> from langchain_core.messages import AIMessage
+        >>> meta = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+        >>> stop_reason(AIMessage(content="", response_metadata=meta))
+        'max_output_tokens'
+    """
+    metadata = message.response_metadata
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason")
+    details = metadata.get("incomplete_details")
+    if not reason and isinstance(details, Mapping):
+        reason = details.get("reason")
+    return reason if isinstance(reason, str) else None
