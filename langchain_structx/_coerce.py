@@ -8,6 +8,7 @@ records each change as a `Repair` with the JSON path of the value it touched.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -304,7 +305,12 @@ def _to_null(value: Any, schema: Mapping[str, Any]) -> _Converted:
 
 def _to_string(value: Any, schema: Mapping[str, Any]) -> _Converted:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        text = json.dumps(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        try:
+            text = json.dumps(value)
+        except ValueError:  # an integer with more digits than Python will print
+            return None
         return "coerce_string", text, f"converted the number {text} to the string {_show(text)}"
     enum = schema.get("enum")
     if not isinstance(value, str) or not isinstance(enum, list):

@@ -52,7 +52,14 @@ AsyncModelStreamer: TypeAlias = Callable[[CallModel], AsyncIterator[Any]]
 def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> RunResult:
     """Run the loop synchronously."""
     # A stream of model calls that yield nothing but their reply ends with one item.
-    (done,) = drive_stream(loop, lambda step: iter((Done(call_model(step)),)))
+    try:
+        (done,) = drive_stream(loop, lambda step: iter((Done(call_model(step)),)))
+    except RuntimeError as exc:
+        # A generator turns a StopIteration raised in it into this; the model's
+        # own StopIteration is raised as the model raised it.
+        if isinstance(exc.__cause__, StopIteration):
+            raise exc.__cause__ from None
+        raise
     return done.value  # type: ignore[no-any-return]
 
 

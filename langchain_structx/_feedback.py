@@ -81,6 +81,8 @@ def feedback(failure: Failure) -> Generator[Invoke, Any, str]:
         ErrorHandlerError: When the handler misbehaves.
     """
     error, plan = failure.error, failure.plan
+    if _raised_as_it_is(plan.policy, error):
+        raise error
     if _out_of_retries(failure):
         raise _exhausted(failure)
     context = ErrorContext(
@@ -166,18 +168,23 @@ def _exhausted(failure: Failure) -> Exception:
     )
 
 
-def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:
-    """Apply the compiled `handle_errors`: feedback text, a call to make, or a raise."""
+def _raised_as_it_is(policy: ErrorPolicy, error: AttemptError) -> bool:
+    """Whether the compiled `handle_errors` raises `error` at once, on any attempt."""
+    if policy.mode == "call":
+        return False
     if policy.mode == "raise":
-        raise error
+        return True
+    if policy.types is not None:
+        return not isinstance(error, policy.types)
+    return error.kind == "refusal"  # a refusal is an answer, not a mistake: never retried
+
+
+def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:
+    """Apply the compiled `handle_errors` to an error it retries: feedback text or a call."""
     if policy.mode == "call":
         assert policy.handler is not None  # compile_policy sets it for "call"
         args = (error, context) if policy.with_context else (error,)
         return Invoke(policy.handler, args)
-    if policy.types is not None and not isinstance(error, policy.types):
-        raise error
-    if policy.types is None and error.kind == "refusal":
-        raise error  # a refusal is an answer, not a mistake: never retried by default
     return policy.text if policy.text is not None else ERROR_TEMPLATE.format(error=str(error))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.messages.ai import UsageMetadata
 
+from langchain_structx._bounds import shape_issue
 from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
 from langchain_structx._parse import Parsed, Repair, coerce, parse_json
@@ -369,7 +370,10 @@ def _validate(
     except OutputValidationError as exc:
         first_error = exc
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
-    coerced = coerce(data, variant.json_schema) if plan.coerce else None
+    # A value past the bounds (too deep, too long, NaN) is not coerced: turned
+    # into a string, it would slip past the very bound that refused it.
+    fixable = plan.coerce and shape_issue(data, plan.limits)[0] is None
+    coerced = coerce(data, variant.json_schema) if fixable else None
     if coerced is None or not coerced.repairs:
         return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)
     try:

@@ -45,7 +45,7 @@ from langchain_structx.strategies import (
     ProviderStrategy,
     ToolStrategy,
 )
-from langchain_structx.streaming import PartialTracker, StructuredOutputEvent
+from langchain_structx.streaming import MIN_STEP, PartialTracker, StructuredOutputEvent
 
 Method: TypeAlias = Literal["function_calling", "json_schema", "json_mode"]
 """LangChain's names for how to ask: tool calling, native JSON schema, JSON mode."""
@@ -152,6 +152,27 @@ def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[Ba
     return [SystemMessage(suffix), *conversation]
 
 
+class _Reply:
+    """The chunks of one streamed reply, and when the reply so far is due to be joined."""
+
+    def __init__(self) -> None:
+        self.chunks: list[AIMessageChunk] = []
+        self._size = 0
+        self._next_join = 0
+
+    def add(self, chunk: AIMessageChunk) -> None:
+        self.chunks.append(chunk)
+        text = chunk.content if isinstance(chunk.content, str) else str(chunk.content)
+        self._size += len(text) + sum(len(c.get("args") or "") for c in chunk.tool_call_chunks)
+
+    def due(self) -> bool:
+        """Whether the reply has grown by half (and `MIN_STEP`) since the last join."""
+        if self._size < self._next_join:
+            return False
+        self._next_join = self._size + max(MIN_STEP, self._size // 2)
+        return True
+
+
 def _joined(chunks: list[AIMessageChunk]) -> AIMessage:
     if not chunks:
         return AIMessage(content="")
@@ -217,39 +238,42 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
-        chunks: list[AIMessageChunk] = []
+        reply = _Reply()
         for chunk in bound.stream(prompt, config):
-            yield from self._partials(chunk, chunks, tracker, events)
-        yield Done(_joined(chunks))
+            yield from self._partials(chunk, reply, tracker, events)
+        yield Done(_joined(reply.chunks))
 
     async def astream(self, step: _engine.CallModel) -> AsyncIterator[Any]:
         """Async form of `stream`."""
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
-        chunks: list[AIMessageChunk] = []
+        reply = _Reply()
         async for chunk in bound.astream(prompt, config):
-            for item in self._partials(chunk, chunks, tracker, events):
+            for item in self._partials(chunk, reply, tracker, events):
                 yield item
-        yield Done(_joined(chunks))
+        yield Done(_joined(reply.chunks))
 
     def _partials(
         self,
         chunk: Any,
-        chunks: list[AIMessageChunk],
+        reply: _Reply,
         tracker: PartialTracker,
         events: list[StructuredOutputEvent],
     ) -> list[Any]:
         if not isinstance(chunk, AIMessageChunk):
             return []
-        chunks.append(chunk)
+        reply.add(chunk)
         tracker.feed(chunk)
         values = [event["value"] for event in events]
         events.clear()
         if not self.include_raw or not values:
             return values
-        raw = _joined(chunks)
-        return [{"raw": raw, "parsed": value, "parsing_error": None} for value in values]
+        # Joining the reply so far costs its whole size (more, with many tool
+        # calls), so it is joined only as it grows by half, with the newest value.
+        if not reply.due():
+            return []
+        return [{"raw": _joined(reply.chunks), "parsed": values[-1], "parsing_error": None}]
 
     def output(self, result: _engine.RunResult) -> tuple[Any, StructuredReport]:
         """The runnable's output for a finished run, and the run's report."""

@@ -88,7 +88,7 @@ def partial_value(text: str) -> Any:
     body = text[start:].rstrip().rstrip(_NUMBER_TAIL)
     try:
         value = from_json(body, allow_partial="trailing-strings")
-    except ValueError:  # also numbers pydantic-core refuses, and deep nesting
+    except (ValueError, TypeError):  # numbers it refuses, deep nesting, lone surrogates
         return None
     # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the
     # end, so show nothing rather than a value no JSON encoder will write.
