@@ -285,8 +285,7 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
     spec = step.spec
     system = request.system_message
     if spec.system_suffix:
-        base = system.text if system is not None else ""
-        system = SystemMessage(content=f"{base}\n\n{spec.system_suffix}".strip())
+        system = _shell.with_system_text(system, spec.system_suffix)
     return request.override(
         messages=cast("list[AnyMessage]", _shell.with_history(request.messages, step)),
         tools=[*request.tools, *_as_tools(spec)],

@@ -7,8 +7,9 @@ and never raises for bad model output; failures are values here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -33,6 +34,7 @@ from langchain_structx.errors import (
     TruncatedOutputError,
     ValidationIssue,
 )
+from langchain_structx.limits import Limits
 
 Restores = Mapping[str, Callable[[Any], Any]]
 """Per structured tool, how its arguments come back to the variant's shape."""
@@ -337,12 +339,20 @@ def _from_envelope(
 
 def _infer_kind(plan: Plan, value: Any, at: Stamp, repairs: tuple[Repair, ...]) -> Found | Failed:
     # Small models often drop the envelope; accept the object when exactly one
-    # variant fits it, so the data is not thrown away for a formality.
-    matches = [
-        found
-        for variant in plan.schemas.variants
-        if isinstance(found := _validate(plan, variant, value, at, repairs), Found)
-    ]
+    # variant fits it, so the data is not thrown away for a formality. The
+    # variants share one validation's time: the reply is one value.
+    ends = time.monotonic() + plan.limits.validation_seconds
+    matches = []
+    for variant in plan.schemas.variants:
+        left = ends - time.monotonic()
+        if left <= 0:
+            seconds = plan.limits.validation_seconds
+            late = f"could not be checked against every variant within {seconds} s"
+            error = OutputValidationError(plan.output_name(), [ValidationIssue((), late)])
+            return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
+        limits = replace(plan.limits, validation_seconds=left)
+        if isinstance(found := _validate(plan, variant, value, at, repairs, limits=limits), Found):
+            matches.append(found)
     if len(matches) == 1:
         note = Repair("infer_kind", f"took the answer as {matches[0].variant} (no envelope)")
         return Found(matches[0].value, matches[0].variant, (*matches[0].repairs, note))
@@ -362,22 +372,24 @@ def _validate(
     at: Stamp,
     repairs: tuple[Repair, ...],
     call_ids: CallIds = (),
+    limits: Limits | None = None,
 ) -> Found | Failed:
     """Validate `data` as `variant`; `call_ids` are the structured calls that carried it."""
     call_id = call_ids[0][0] if call_ids else None
+    limits = limits or plan.limits
     try:
-        return Found(variant.validate(data, plan.limits), variant.name, repairs, call_id)
+        return Found(variant.validate(data, limits), variant.name, repairs, call_id)
     except OutputValidationError as exc:
         first_error = exc
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
     # A value past the bounds (too deep, too long, NaN) is not coerced: turned
     # into a string, it would slip past the very bound that refused it.
-    fixable = plan.coerce and shape_issue(data, plan.limits)[0] is None
+    fixable = plan.coerce and shape_issue(data, limits)[0] is None
     coerced = coerce(data, variant.json_schema) if fixable else None
     if coerced is None or not coerced.repairs:
         return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)
     try:
-        value = variant.validate(coerced.value, plan.limits)
+        value = variant.validate(coerced.value, limits)
     except OutputValidationError as exc:
         return Failed(InvalidOutputError(variant.name, exc, **at.fields()), call_ids)
     return Found(value, variant.name, (*repairs, *coerced.repairs), call_id)

@@ -10,7 +10,7 @@ run metadata and tags, so a trace tells a retry from a second request.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from langchain.agents import structured_output as lc
@@ -25,14 +25,14 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langchain_core.prompt_values import PromptValue
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 
 from langchain_structx import _engine
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._drive import Done
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx._shell import labels, with_history
+from langchain_structx._shell import labels, with_history, with_system_text
 from langchain_structx.errors import (
     AttemptError,
     StructuredOutputRetryError,
@@ -126,12 +126,62 @@ _METHODS = {"tool": "function_calling", "provider": "json_schema", "prompted": "
 """LangChain's method name for each strategy, as tracing reports it."""
 
 
-def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec) -> Runnable[Any, Any]:
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """What `model.bind(...)` or `model.with_config(...)` added to the chat model under it.
+
+    Attributes:
+        kwargs: Call arguments (such as `stop`), sent with every model call.
+        config: Run config, merged under each call's own.
+    """
+
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    config: RunnableConfig = field(default_factory=dict)  # type: ignore[assignment]
+
+
+_OURS_TO_BIND = frozenset({"tools", "tool_choice", "functions", "function_call", "response_format"})
+"""Call arguments the runnable sets itself, so a bound model may not carry them."""
+
+
+def unbind(model: Any) -> tuple[BaseChatModel, Bound]:
+    """The chat model under `model`, and what bindings around it add to each call.
+
+    Raises:
+        UserError: When `model` is no chat model (bound or not), or its bindings
+            set what the runnable must set itself (tools, a response format).
+
+    Examples:
+        >>> from langchain_structx.testing import ScriptedChatModel
+        >>> chat, bound = unbind(ScriptedChatModel(responses=[]).bind(stop=["END"]))
+        >>> type(chat).__name__, bound.kwargs
+        ('ScriptedChatModel', {'stop': ['END']})
+    """
+    kwargs: dict[str, Any] = {}
+    config: RunnableConfig = {}
+    while isinstance(model, RunnableBinding):
+        kwargs = {**model.kwargs, **kwargs}
+        config = merge_configs(model.config, config)
+        model = model.bound
+    if not isinstance(model, BaseChatModel):
+        raise UserError(
+            f"model must be a chat model, or one wrapped by bind() or with_config(); "
+            f"got {type(model).__name__}"
+        )
+    taken = sorted(_OURS_TO_BIND & set(kwargs))
+    if taken:
+        raise UserError(
+            f"The model is bound with {', '.join(taken)}, which with_structured_output "
+            "sets itself; pass the model without them."
+        )
+    return model, Bound(kwargs, config)
+
+
+def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec, extra: Bound) -> Runnable[Any, Any]:
     found = spec.derived.get("lcel")
     if found is None:
         # LangChain turns this into run metadata, where LangSmith shows the schema.
         traced = {"kwargs": {"method": _METHODS[spec.strategy]}, "schema": plan.output_schema()}
-        settings = {**spec.model_settings, "ls_structured_output_format": traced}
+        settings = {**extra.kwargs, **spec.model_settings, "ls_structured_output_format": traced}
         if spec.tools:
             found = model.bind_tools(list(spec.tools), tool_choice=spec.tool_choice, **settings)
         else:
@@ -147,8 +197,7 @@ def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[Ba
         return conversation
     # One system message: several, or one not first, is refused by some providers.
     if conversation and isinstance(conversation[0], SystemMessage):
-        head = SystemMessage(f"{conversation[0].text}\n\n{suffix}".strip())
-        return [head, *conversation[1:]]
+        return [with_system_text(conversation[0], suffix), *conversation[1:]]
     return [SystemMessage(suffix), *conversation]
 
 
@@ -198,6 +247,7 @@ class LcelRun:
         messages: The caller's conversation.
         config: The run's child config; model calls are made under it.
         include_raw: Whether results are `{"raw", "parsed", "parsing_error"}` dicts.
+        bound: What a binding around the caller's model adds to each call.
     """
 
     model: BaseChatModel
@@ -206,6 +256,7 @@ class LcelRun:
     messages: list[BaseMessage]
     config: RunnableConfig
     include_raw: bool
+    bound: Bound = field(default_factory=Bound)
 
     def loop(self) -> Generator[_engine.Step, Any, _engine.RunResult]:
         """The attempt loop of this run.
@@ -220,8 +271,9 @@ class LcelRun:
     def _request(
         self, step: _engine.CallModel
     ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
-        config = merge_configs(self.config, labels(self.plan, step))
-        return _bound(self.model, self.plan, step.spec), _prompt(self.messages, step), config
+        config = merge_configs(self.bound.config, self.config, labels(self.plan, step))
+        bound = _bound(self.model, self.plan, step.spec, self.bound)
+        return bound, _prompt(self.messages, step), config
 
     def call(self, step: _engine.CallModel) -> AIMessage:
         """One model call, awaited whole."""

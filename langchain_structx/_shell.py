@@ -13,7 +13,7 @@ from contextvars import Token
 from typing import Any, TypeVar
 
 from langchain_core.callbacks import BaseCallbackManager
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
@@ -74,6 +74,31 @@ def with_history(messages: Sequence[BaseMessage], step: _engine.CallModel) -> li
     if step.hidden:
         messages = [m for m in messages if m.id not in step.hidden]
     return [*messages, *step.history]
+
+
+def with_system_text(system: SystemMessage | None, text: str) -> SystemMessage:
+    """`system` with `text` added at its end, or a new system message of `text`.
+
+    A system message of content blocks keeps its blocks (with their cache
+    settings) and its id: the text goes in as one more text block.
+
+    Examples:
+        >>> print(with_system_text(SystemMessage("Be brief."), "Answer in JSON.").content)
+        Be brief.
+        <BLANKLINE>
+        Answer in JSON.
+        >>> blocks = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+        >>> with_system_text(SystemMessage(blocks), "Answer in JSON.").content[1]
+        {'type': 'text', 'text': 'Answer in JSON.'}
+    """
+    if system is None:
+        return SystemMessage(text)
+    content = system.content
+    if isinstance(content, str):
+        joined: str | list[Any] = f"{content}\n\n{text}".strip()
+    else:
+        joined = [*content, {"type": "text", "text": text}]
+    return system.model_copy(update={"content": joined})
 
 
 def labels(plan: Plan, step: _engine.CallModel) -> RunnableConfig:

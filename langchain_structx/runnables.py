@@ -22,7 +22,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Generic, Literal, overload
+from typing import Any, Generic, Literal, TypeAlias, overload
 
 from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
@@ -40,10 +40,12 @@ from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._lcel import (
     REPORT_EVENT,
     RETURNED_ERRORS,
+    Bound,
     LcelRun,
     Method,
     strategy_for_method,
     to_messages,
+    unbind,
 )
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.errors import UserError
@@ -83,6 +85,7 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         plan: The response format's plan.
         include_raw: Whether outputs are `RawOutput` dicts.
         fallback_memory: Where `AutoStrategy` remembers rejected strategies.
+        bound: What a binding around the caller's model adds to each call.
     """
 
     def __init__(
@@ -92,8 +95,10 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         *,
         include_raw: bool,
         fallback_memory: FallbackMemory | None = None,
+        bound: Bound | None = None,
     ) -> None:
         self.model = model
+        self.bound = bound or Bound()
         self.plan = plan
         self.include_raw = include_raw
         self.fallback_memory = fallback_memory if fallback_memory is not None else FallbackMemory()
@@ -155,6 +160,7 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
             messages=to_messages(input),
             config=config,
             include_raw=self.include_raw,
+            bound=self.bound,
         )
 
     def _invoke(
@@ -236,7 +242,7 @@ def _no_kwargs(kwargs: dict[str, Any]) -> None:
     if kwargs:
         raise UserError(
             f"Unsupported arguments {sorted(kwargs)}; bind them to the model "
-            "(model.bind(...)) before with_structured_output."
+            "(with_structured_output(model.bind(...), ...)) instead."
         )
 
 
@@ -246,6 +252,10 @@ def _last(inputs: Iterator[LanguageModelInput]) -> LanguageModelInput:
 
 async def _once(value: LanguageModelInput) -> AsyncIterator[LanguageModelInput]:
     yield value
+
+
+ChatModelInput: TypeAlias = "BaseChatModel | Runnable[LanguageModelInput, Any] | str"
+"""A chat model, one wrapped by `bind(...)`/`with_config(...)`, or an `init_chat_model` string."""
 
 
 class _Options(TypedDict, total=False):
@@ -258,7 +268,7 @@ class _Options(TypedDict, total=False):
 # would not read `Cat | Dog` as a type.
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: AnyStrategy[T],
     *,
     include_raw: Literal[False] = False,
@@ -266,7 +276,7 @@ def with_structured_output(
 ) -> Runnable[LanguageModelInput, T]: ...
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: AnyStrategy[T],
     *,
     include_raw: Literal[True],
@@ -274,7 +284,7 @@ def with_structured_output(
 ) -> Runnable[LanguageModelInput, RawOutput[T]]: ...
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: TypeForm[T],
     *,
     include_raw: Literal[False] = False,
@@ -282,7 +292,7 @@ def with_structured_output(
 ) -> Runnable[LanguageModelInput, T]: ...
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: TypeForm[T],
     *,
     include_raw: Literal[True],
@@ -290,7 +300,7 @@ def with_structured_output(
 ) -> Runnable[LanguageModelInput, RawOutput[T]]: ...
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: Any,
     *,
     include_raw: Literal[True],
@@ -298,7 +308,7 @@ def with_structured_output(
 ) -> Runnable[LanguageModelInput, RawOutput[Any]]: ...
 @overload
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: Any,
     *,
     include_raw: bool = False,
@@ -307,7 +317,7 @@ def with_structured_output(
 
 
 def with_structured_output(
-    model: BaseChatModel | str,
+    model: ChatModelInput,
     schema_or_strategy: Any,
     *,
     include_raw: bool = False,
@@ -318,8 +328,9 @@ def with_structured_output(
     """A runnable that returns validated structured output from `model`.
 
     Args:
-        model: A chat model or an `init_chat_model` string such as
-            `"openai:gpt-4.1-mini"`.
+        model: A chat model, one wrapped by `bind(...)` or `with_config(...)`
+            (its call arguments, such as `stop`, go with every call), or an
+            `init_chat_model` string such as `"openai:gpt-4.1-mini"`.
         schema_or_strategy: A schema (Pydantic model, dataclass, TypedDict, JSON
             schema dict, or a union of them) or one of our strategies.
         include_raw: Return LangChain's `{"raw", "parsed", "parsing_error"}` dict;
@@ -346,11 +357,10 @@ def with_structured_output(
         from langchain.chat_models import init_chat_model
 
         model = init_chat_model(model)
-    if not isinstance(model, BaseChatModel):
-        raise UserError(f"model must be a chat model, got {type(model).__name__}")
+    chat, bound = unbind(model)
     plan = build_plan(strategy_for_method(schema_or_strategy, method, strict))
     return StructuredOutputRunnable(
-        model, plan, include_raw=include_raw, fallback_memory=fallback_memory
+        chat, plan, include_raw=include_raw, fallback_memory=fallback_memory, bound=bound
     )
 
 

@@ -28,6 +28,7 @@ from langchain_structx.errors import (
     StructuredOutputRefusal,
     StructuredOutputRetryError,
 )
+from langchain_structx.limits import Limits
 from langchain_structx.streaming import partial_value
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
@@ -117,3 +118,18 @@ def test_a_model_raising_stop_iteration_raises_it() -> None:
     runnable = with_structured_output(ScriptedChatModel(responses=[StopIteration()]), City)
     with pytest.raises(StopIteration):
         runnable.invoke("Where?")
+
+
+def test_a_union_answer_without_its_envelope_shares_one_validation_time() -> None:
+    # Each variant's pattern runs out of time on this value; checked one by
+    # one, every variant would get the whole time again.
+    slow = {"type": "string", "pattern": r"^(?=(a|aa)+c)"}
+    variants = [{"title": f"V{i}", "type": "object", "properties": {"s": slow}} for i in range(8)]
+    limits = Limits(validation_seconds=0.05)
+    model = ScriptedChatModel(responses=[json.dumps({"s": "a" * 60 + "b"})])
+    runnable = with_structured_output(
+        model, PromptedStrategy(variants, max_retries=0, limits=limits)
+    )
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        runnable.invoke("Go")
+    assert "could not be checked against every variant within 0.05 s" in str(caught.value.errors[0])
