@@ -85,6 +85,7 @@ class Plan:
     policy: ErrorPolicy = field(default_factory=lambda: ErrorPolicy(mode="retry"))
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
     _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
+    _built: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tool_names(self) -> frozenset[str]:
@@ -205,15 +206,23 @@ class Plan:
         return found
 
     def instructions(self) -> str:
-        """The prompted strategy's system-prompt text."""
-        shapes = [(v.name, v.description, v.json_schema) for v in self.schemas.variants]
-        return _prompt.instructions(shapes, envelope=self.schemas.is_union)
+        """The prompted strategy's system-prompt text, rendered once per plan."""
+        found = self._built.get("instructions")
+        if found is None:
+            shapes = [(v.name, v.description, v.json_schema) for v in self.schemas.variants]
+            found = self._built["instructions"] = _prompt.instructions(
+                shapes, envelope=self.schemas.is_union
+            )
+        return cast("str", found)
 
     def output_schema(self) -> dict[str, Any]:
         """The JSON schema of the whole answer: the variant, or the union envelope."""
         if not self.schemas.is_union:
             return self.schemas.variants[0].json_schema
-        return envelope_schema(self.schemas.variants)
+        found = self._built.get("envelope")
+        if found is None:
+            found = self._built["envelope"] = envelope_schema(self.schemas.variants)
+        return cast("dict[str, Any]", found)
 
     def output_name(self) -> str:
         """Name sent with the provider's response format."""

@@ -6,6 +6,13 @@ commas as in the JSON to write: a 0.5B model copies the layout it is shown, so
 unquoted keys came back as unquoted values. Definitions (`$defs`) are written in
 place, where they are read as part of the answer; only definitions that refer back
 to themselves are written once as named blocks, so recursive schemas terminate.
+
+A schema is untrusted input, so writing definitions in place is bounded: when it
+would add more than `INLINE_PARTS` parts, or nest deeper than `MAX_DEPTH` levels
+(a chain of definitions, each used twice by the next, doubles at every link),
+every definition used in more than one place is written once as a named block
+instead, and one that would nest too deeply where it is used is named there. The
+text is then about as long as the schema itself.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from langchain_structx._exceptions import SchemaError
 
 _CONSTRAINTS = (
     ("minimum", ">= {}"),
@@ -62,14 +71,17 @@ def _grouped(schema: Mapping[str, Any], indent: int) -> str:
     return f"({text})" if " | " in text else text
 
 
-def _render_typed(schema: Mapping[str, Any], indent: int) -> str:
+def _render_typed(schema: Mapping[str, Any], indent: int, listed: bool = False) -> str:
     kind = schema.get("type")
     layout = _LAYOUTS.get(str(schema.get("format"))) if kind == "string" else None
     if layout is not None:
         return f'"{layout}"'
     if isinstance(kind, list):
-        return " | ".join(_render_typed({**schema, "type": k}, indent) for k in kind)
-    if kind == "object" or "properties" in schema:
+        # Each type once, and `properties` only in the object's branch: writing the
+        # object once per listed type would multiply at every level of nesting.
+        kinds = dict.fromkeys(str(k) for k in kind)
+        return " | ".join(_render_typed({**schema, "type": k}, indent, True) for k in kinds)
+    if kind == "object" or ("properties" in schema and not listed):
         return _render_object(schema, indent)
     if kind == "array":
         items = schema.get("items")
@@ -156,6 +168,11 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     Returns:
         One block per definition, then the shape itself.
 
+    Raises:
+        SchemaError: When a part of the schema, references aside, nests deeper
+            than `MAX_DEPTH` levels (never for a schema that passed the checks
+            made when a strategy is used).
+
     Examples:
         >>> point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
         >>> print(render_schema("Point", point))
@@ -166,44 +183,149 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     definitions = _definitions(schema)
     body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
     # A recursive model is a bare reference to its own definition: draw it once.
+    start: tuple[str, ...] = ()
     if _bare_ref(body) == name and name in definitions:
-        body = definitions.pop(name)
-        kept = {name}
-        body = _inline(body, definitions, (name,), kept)
-    else:
-        kept = set()
-        body = _inline(body, definitions, (), kept)
-    # Definitions that refer back to themselves stay named blocks; the rest are
-    # written in place, where a small model reads them as part of the answer.
-    blocks = []
-    for def_name in [n for n in definitions if n in kept and n != name]:
-        shape = _inline(definitions[def_name], definitions, (def_name,), kept)
-        blocks.append(f"{def_name} {render_type(shape)}")
+        body, start = definitions.pop(name), (name,)
+    census = _Census(body, definitions)
+    try:
+        inliner = _Inliner(definitions, budget=census.parts + INLINE_PARTS)
+        blocks, shape = _layout(name, body, start, inliner)
+    except _TooLarge:
+        inliner = _Inliner(definitions, named=census.shared, heights=census.heights)
+        blocks, shape = _layout(name, body, start, inliner)
     head = f"// {_one_line(description)}\n" if description.strip() else ""
-    blocks.append(f"{head}{name} {render_type(body)}")
+    blocks.append(f"{head}{name} {render_type(shape)}")
     return "\n".join(blocks)
 
 
-def _inline(
-    node: Any, definitions: Mapping[str, Any], stack: tuple[str, ...], kept: set[str]
-) -> Any:
-    """Replace references by their definitions, except those that recur.
+INLINE_PARTS = 20_000
+"""Most parts that writing definitions in place may add to what the schema holds."""
 
-    A reference already on `stack` is recursive: it stays a name, added to `kept`.
+MAX_DEPTH = 128
+"""Deepest nesting of dicts and lists in a rendered shape; rendering recurses."""
+
+
+def _layout(
+    name: str, body: Any, start: tuple[str, ...], inliner: _Inliner
+) -> tuple[list[str], Any]:
+    """The named blocks' text, in definition order, and the shape of `body`.
+
+    Definitions that refer back to themselves (or that `inliner` names) stay
+    named blocks; the rest are written in place, where a small model reads them
+    as part of the answer.
     """
-    if isinstance(node, list):
-        return [_inline(item, definitions, stack, kept) for item in node]
-    if not isinstance(node, Mapping):
-        return node
+    shape = inliner.inline(body, start, 1)
+    texts: dict[str, str] = {}
+    while inliner.todo:
+        def_name = inliner.todo.pop()
+        if def_name not in texts and def_name != name:
+            block = inliner.inline(inliner.definitions[def_name], (def_name,), 1)
+            texts[def_name] = f"{def_name} {render_type(block)}"
+    return [texts[n] for n in inliner.definitions if n in texts], shape
+
+
+class _TooLarge(Exception):
+    """Writing every definition in place would exceed the budget or the depth."""
+
+
+class _Inliner:
+    """Replaces references by their definitions, except those that must stay names.
+
+    A reference already on the stack of definitions being written is recursive;
+    one in `named`, or one whose definition (`heights`) would nest deeper than
+    `MAX_DEPTH` where it is used, is written by name. Each of these is noted in
+    `todo`, to be written as a block. With a `budget`, going beyond it or beyond
+    `MAX_DEPTH` raises `_TooLarge` instead.
+    """
+
+    def __init__(
+        self,
+        definitions: Mapping[str, Any],
+        *,
+        budget: int | None = None,
+        named: frozenset[str] = frozenset(),
+        heights: Mapping[str, int] | None = None,
+    ) -> None:
+        self.definitions = definitions
+        self.left = budget
+        self.named = named
+        self.heights = heights or {}
+        self.kept: set[str] = set()
+        self.todo: list[str] = []
+
+    def inline(self, node: Any, stack: tuple[str, ...], depth: int) -> Any:
+        if self.left is not None:
+            self.left -= 1
+            if self.left < 0 or depth > MAX_DEPTH:
+                raise _TooLarge
+        if isinstance(node, list):
+            return [self.inline(item, stack, depth + 1) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        target = _target(node)
+        if target is not None and target in self.definitions:
+            if target in stack or target in self.named or self._too_deep(target, depth):
+                if target not in self.kept:
+                    self.kept.add(target)
+                    self.todo.append(target)
+                return dict(node)
+            site = {k: v for k, v in node.items() if k != "$ref"}
+            merged = {**self.definitions[target], **site}
+            return self.inline(merged, (*stack, target), depth)
+        return {k: self.inline(v, stack, depth + 1) for k, v in node.items()}
+
+    def _too_deep(self, target: str, depth: int) -> bool:
+        height = self.heights.get(target)
+        return height is not None and depth + height > MAX_DEPTH
+
+
+def _target(node: Mapping[str, Any]) -> str | None:
     ref = node.get("$ref")
-    target = str(ref).rsplit("/", 1)[-1] if isinstance(ref, str) else None
-    if target is not None and target in definitions:
-        if target in stack:
-            kept.add(target)
-            return dict(node)
-        site = {k: v for k, v in node.items() if k != "$ref"}
-        return _inline({**definitions[target], **site}, definitions, (*stack, target), kept)
-    return {k: _inline(v, definitions, stack, kept) for k, v in node.items()}
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+
+
+class _Census:
+    """One pass over the parts of a schema, without recursion.
+
+    Attributes:
+        parts: How many dicts, lists and other values it holds.
+        shared: The definition names referred to from more than one place.
+        heights: Levels of dicts and lists of each definition, references aside.
+
+    Raises:
+        SchemaError: A part nests deeper than `MAX_DEPTH` levels by itself.
+    """
+
+    def __init__(self, body: Any, definitions: Mapping[str, Any]) -> None:
+        self.parts = 0
+        self.heights: dict[str, int] = {}
+        self._uses: dict[str, int] = {}
+        self._measure(body)
+        for def_name, definition in definitions.items():
+            self.heights[def_name] = self._measure(definition)
+        self.shared = frozenset(n for n, count in self._uses.items() if count > 1)
+
+    def _measure(self, root: Any) -> int:
+        height = 0
+        stack: list[tuple[Any, int]] = [(root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            self.parts += 1
+            if not isinstance(node, Mapping | list):
+                continue
+            if depth > MAX_DEPTH:
+                raise SchemaError(
+                    f"The schema nests deeper than {MAX_DEPTH} levels to be written into a prompt."
+                )
+            height = max(height, depth)
+            if isinstance(node, list):
+                stack.extend((child, depth + 1) for child in node)
+                continue
+            stack.extend((child, depth + 1) for child in node.values())
+            target = _target(node)
+            if target is not None:
+                self._uses[target] = self._uses.get(target, 0) + 1
+        return height
 
 
 def _bare_ref(body: Mapping[str, Any]) -> str | None:
