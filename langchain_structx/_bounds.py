@@ -9,8 +9,9 @@ here is iterative and bounded, so it can run first on a value nobody trusts:
 - `schema_shape_problem` does the same for a schema, which must also be JSON-like
   (no cycles, no foreign types).
 - `preview` renders a value in at most a given number of characters.
-- `offline_registry` and `check_references` resolve a schema's references once,
-  with no way to fetch a document from anywhere.
+- `offline_registry` and `check_references` (from `_references`, kept here for
+  the validator) resolve a schema's references once, with no way to fetch a
+  document from anywhere.
 - `call_with_deep_stack` runs a deep validation on a thread with room to recurse.
 """
 
@@ -21,14 +22,12 @@ import math
 import reprlib
 import sys
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource, Unresolvable
-from referencing.jsonschema import DRAFT202012
-
-from langchain_structx._exceptions import SchemaError, ValidationIssue
+from langchain_structx._exceptions import ValidationIssue
+from langchain_structx._references import check_references as check_references
+from langchain_structx._references import offline_registry as offline_registry
 from langchain_structx.limits import Limits
 
 T = TypeVar("T")
@@ -39,10 +38,16 @@ _Link = tuple[str | int, Any] | None
 """A path kept as (last step, parent link) so that no tuple is built per node."""
 
 SHALLOW_DEPTH = 48
-"""Values nested up to this depth validate on the caller's stack."""
+"""Values nested up to this depth validate on the caller's stack (if the schema is simple)."""
 
 _FRAMES_PER_LEVEL = 64
 """Generous count of Python frames jsonschema spends on one level of nesting."""
+
+_FRAMES_PER_STEP = 3
+"""Generous count of frames per subschema applied in place (jsonschema spends two)."""
+
+_SHALLOW_FRAMES = 600
+"""Most frames a validation may be expected to need on the caller's stack."""
 
 _DEEP_STACK_BYTES = 256 * 1024 * 1024
 
@@ -180,55 +185,6 @@ def _schema_node_problem(
     return None
 
 
-def _refuse(uri: str) -> NoReturn:
-    raise NoSuchResource(uri)
-
-
-def offline_registry(schema: Mapping[str, Any]) -> Registry[Any]:
-    """A registry holding only `schema`, which refuses to fetch anything else.
-
-    Examples:
-        >>> offline_registry({"$id": "urn:example:a"}).get_or_retrieve("urn:example:b")
-        Traceback (most recent call last):
-        ...
-        referencing.exceptions.NoSuchResource: 'urn:example:b'
-    """
-    resource: Resource[Any] = DRAFT202012.create_resource(schema)
-    registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
-    crawled: Registry[Any] = registry.with_resource(resource.id() or "", resource).crawl()
-    return crawled
-
-
-def check_references(schema: Mapping[str, Any], registry: Registry[Any]) -> None:
-    """Resolve every reference in `schema` now, so that validation never has to look one up.
-
-    Raises:
-        SchemaError: A reference points outside the document or nowhere in it.
-    """
-    root: Resource[Any] = DRAFT202012.create_resource(schema)
-    stack = [(root.contents, registry.resolver_with_root(root))]
-    while stack:
-        node, resolver = stack.pop()
-        if not isinstance(node, Mapping):
-            continue
-        if node is not root.contents and "$id" in node:
-            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
-        for keyword in ("$ref", "$dynamicRef"):
-            if keyword in node:
-                _lookup(resolver, node[keyword], keyword)
-        stack.extend((sub, resolver) for sub in DRAFT202012.subresources_of(node))
-
-
-def _lookup(resolver: Any, ref: Any, keyword: str) -> None:
-    try:
-        resolver.lookup(ref)
-    except (Unresolvable, TypeError, ValueError) as exc:
-        raise SchemaError(
-            f"Schema reference {clip(repr(ref), 200)} ({keyword}) does not resolve inside "
-            f"the schema; references to other documents are not followed: {clip(str(exc), 200)}"
-        ) from None
-
-
 class _BoundedRepr(reprlib.Repr):
     """`reprlib` that never asks `int.__repr__` for more than a few hundred digits."""
 
@@ -294,14 +250,22 @@ _deep_calls = 0
 _saved_limit = 0
 
 
-def call_with_deep_stack(function: Callable[[], T], depth: int) -> T:
-    """Run `function`, on a thread with a large stack when `depth` is not shallow.
+def call_with_deep_stack(function: Callable[[], T], depth: int, steps: int = 0) -> T:
+    """Run `function`, on a thread with a large stack when it may recurse deeply.
+
+    Args:
+        function: The validation to run.
+        depth: How deeply the value is nested.
+        steps: The longest run of subschemas the schema applies in place to one
+            part of a value (`_references.reference_steps`); each level of the
+            value may cost that many more frames.
 
     The interpreter's recursion limit is process-wide, so it is raised while any
     deep call runs and put back when the last one ends; the large stack is what
     makes the higher limit safe.
     """
-    if depth <= SHALLOW_DEPTH:
+    frames = (depth + 1) * max(_FRAMES_PER_LEVEL, _FRAMES_PER_STEP * (steps + 2))
+    if depth <= SHALLOW_DEPTH and (depth + 1) * _FRAMES_PER_STEP * (steps + 2) <= _SHALLOW_FRAMES:
         return function()
     outcome: dict[str, Any] = {}
 
@@ -311,7 +275,7 @@ def call_with_deep_stack(function: Callable[[], T], depth: int) -> T:
         except BaseException as exc:  # re-raised on the caller's thread
             outcome["error"] = exc
 
-    _raise_recursion_limit(sys.getrecursionlimit() + depth * _FRAMES_PER_LEVEL)
+    _raise_recursion_limit(sys.getrecursionlimit() + frames)
     try:
         _start_and_join(run)
     finally:

@@ -25,7 +25,9 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from langchain_structx._cli_base import CliError
 from langchain_structx._schema import normalize
+from langchain_structx._unions import defs_of, movable, without_defs
 from langchain_structx.errors import StructxError
 
 MAX_SCHEMA_BYTES = 1 << 20
@@ -105,6 +107,8 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
         loaded = json.loads(text)
     except ValueError as exc:
         raise SchemaSpecError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SchemaSpecError(f"{what} is nested too deeply to be a schema") from None
     if not isinstance(loaded, dict):
         raise SchemaSpecError(f"{what} must hold a JSON object")
     return loaded
@@ -169,6 +173,13 @@ def variant_count(schemas: list[Any]) -> int:
 def many(schema: Any) -> Any:
     """`schema` wrapped as an object whose `items` list holds every match.
 
+    A JSON schema moves under the new root as a union branch moves to a variant of
+    its own: its definitions go to the new root, and it must not refer to its own
+    root or outside its definitions (see `_unions.movable`).
+
+    Raises:
+        CliError: A usage error, when moving the schema would change its meaning.
+
     Examples:
         >>> many({"title": "City", "type": "object"})["properties"]["items"]["type"]
         'array'
@@ -176,13 +187,16 @@ def many(schema: Any) -> Any:
     if not isinstance(schema, dict):
         # A Python class keeps its own validation: the list is typed with it.
         return TypedDict(f"{getattr(schema, '__name__', 'Item')}List", {MANY_KEY: list[schema]})  # type: ignore[operator]
-    inner = dict(schema)
-    shared = {k: inner.pop(k) for k in ("$defs", "definitions") if k in inner}
-    title = str(inner.get("title") or "Item")
+    if not movable(schema):
+        raise CliError(
+            "--many cannot wrap this schema: it has a $ref to its own root or outside its "
+            "$defs/definitions, or an $id or anchor; point references into $defs"
+        )
+    title = str(schema.get("title") or "Item")
     return {
         "title": f"{title}List",
         "type": "object",
-        "properties": {MANY_KEY: {"type": "array", "items": inner}},
+        "properties": {MANY_KEY: {"type": "array", "items": without_defs(schema)}},
         "required": [MANY_KEY],
-        **shared,
+        **defs_of(schema),
     }

@@ -339,7 +339,11 @@ def _definitions(schema: Mapping[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found.update(schema.get(key) or {})
-    return found
+    # A definition may be a boolean schema: `true` allows anything, `false` nothing.
+    return {
+        name: d if isinstance(d, Mapping) else {} if d else {"not": {}}
+        for name, d in found.items()
+    }
 
 
 def instructions(shapes: Sequence[tuple[str, str, Mapping[str, Any]]], *, envelope: bool) -> str:

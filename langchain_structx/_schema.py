@@ -2,8 +2,9 @@
 
 A user may describe the output as a Pydantic model, a dataclass, a TypedDict
 (from `typing` or `typing_extensions`), a JSON-schema dict, a `Union` of any of
-these, or a JSON schema whose top level is a `oneOf`/`anyOf` of objects. Each of
-those becomes one or more `Variant`s: a name, a description, a JSON schema and a
+these, or a JSON schema whose top level is a `oneOf`/`anyOf` of objects (split
+only when each branch keeps its meaning on its own, see `_unions`). Each of those
+becomes one or more `Variant`s: a name, a description, a JSON schema and a
 validator that checks data against the *original* schema.
 
 This module knows nothing of models or of LangChain.
@@ -23,6 +24,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
+from pydantic.errors import PydanticUserError
 from referencing.exceptions import Unresolvable
 
 from langchain_structx._bounds import (
@@ -34,6 +36,8 @@ from langchain_structx._bounds import (
     shape_issue,
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
+from langchain_structx._references import reference_steps
+from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -154,47 +158,11 @@ def _flatten(schema: Any) -> Iterator[Any]:
         for arg in get_args(schema) or schema:
             yield from _flatten(arg)
         return
-    if isinstance(schema, Mapping) and _is_union_dict(schema):
-        yield from _split_union_dict(schema)
+    parts = split_union(schema) if isinstance(schema, Mapping) else None
+    if parts is not None:
+        yield from parts
         return
     yield schema
-
-
-def _is_union_dict(schema: Mapping[str, Any]) -> bool:
-    branches = schema.get("oneOf") or schema.get("anyOf")
-    if not isinstance(branches, list) or len(branches) < 2 or "properties" in schema:
-        return False
-    return all(_is_object_branch(b, schema) for b in branches)
-
-
-def _is_object_branch(branch: Any, root: Mapping[str, Any]) -> bool:
-    if not isinstance(branch, Mapping):
-        return False
-    target = _resolve_local_ref(branch, root)
-    return target.get("type") == "object" or "properties" in target
-
-
-def _resolve_local_ref(branch: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
-    ref = branch.get("$ref")
-    if not isinstance(ref, str) or not ref.startswith("#/"):
-        return branch
-    node: Any = root
-    for part in ref[2:].split("/"):
-        if not isinstance(node, Mapping) or part not in node:
-            raise SchemaError(f"Schema reference {ref!r} does not resolve inside the schema.")
-        node = node[part]
-    return dict(node)
-
-
-def _split_union_dict(schema: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    branches = schema.get("oneOf") or schema.get("anyOf") or []
-    shared = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
-    for branch in branches:
-        ref = branch.get("$ref")
-        resolved = dict(_resolve_local_ref(branch, schema))
-        if isinstance(ref, str) and "title" not in resolved:
-            resolved["title"] = ref.rsplit("/", 1)[-1]
-        yield {**resolved, **shared}
 
 
 def _check_unique(variants: tuple[Variant, ...]) -> None:
@@ -224,9 +192,16 @@ def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Vari
 
 
 def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Variant:
-    target = _pydantic_ready(schema) if origin == "typeddict" else schema
-    adapter: TypeAdapter[Any] = TypeAdapter(target)
-    json_schema = adapter.json_schema()
+    try:
+        target = _pydantic_ready(schema) if origin == "typeddict" else schema
+        adapter: TypeAdapter[Any] = TypeAdapter(target)
+        json_schema = adapter.json_schema()
+    except (PydanticUserError, NameError) as exc:
+        # Pydantic's own errors, and forward references nothing defines.
+        raise SchemaError(
+            f"Pydantic cannot describe {getattr(schema, '__name__', schema)!r} as a JSON "
+            f"schema: {type(exc).__name__}: {clip(str(exc), 300)}"
+        ) from exc
     variant_name = _clean_name(name or schema.__name__)
     return Variant(
         name=variant_name,
@@ -273,8 +248,14 @@ def _pydantic_message(err: Mapping[str, Any], limits: Limits) -> str:
     return f"{message} (got {preview(err.get('input'), limits.max_value_chars)})"
 
 
-def _guarded(check: Callable[[Any, Limits], Any], name: str) -> Callable[[Any, Limits], Any]:
-    """Wrap a checker so that only a value or an `OutputValidationError` comes out."""
+def _guarded(
+    check: Callable[[Any, Limits], Any], name: str, steps: int = 0
+) -> Callable[[Any, Limits], Any]:
+    """Wrap a checker so that only a value or an `OutputValidationError` comes out.
+
+    `steps` is the longest run of subschemas the schema applies in place, which
+    the stack of a validation must make room for on every level of the value.
+    """
 
     def guarded(data: Any, limits: Limits) -> Any:
         issue, depth = shape_issue(data, limits)
@@ -282,7 +263,7 @@ def _guarded(check: Callable[[Any, Limits], Any], name: str) -> Callable[[Any, L
             path = clip_path(issue.path, limits.max_value_chars)
             raise OutputValidationError(name, [ValidationIssue(path, issue.message)])
         try:
-            return call_with_deep_stack(lambda: check(data, limits), depth)
+            return call_with_deep_stack(lambda: check(data, limits), depth, steps)
         except OutputValidationError:
             raise
         except _UNCHECKABLE as exc:
@@ -302,18 +283,20 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
         origin="json_schema",
         json_schema=schema,
         source=schema,
-        _check=_dict_checker(validator, variant_name),
+        _check=_dict_checker(validator, variant_name, reference_steps(schema)),
     )
 
 
-def _dict_checker(validator: JSONSchemaValidator, name: str) -> Callable[[Any, Limits], Any]:
+def _dict_checker(
+    validator: JSONSchemaValidator, name: str, steps: int
+) -> Callable[[Any, Limits], Any]:
     def check(data: Any, limits: Limits) -> Any:
         issues = validator.issues(data, limits)
         if issues:
             raise OutputValidationError(name, issues)
         return data
 
-    return _guarded(check, name)
+    return _guarded(check, name, steps)
 
 
 def _clean_name(name: str) -> str:

@@ -381,3 +381,13 @@ def test_an_id_on_the_root_keeps_local_references(dialect: Dialect) -> None:
 
     for value in ({"a": "s"}, {"a": 1}):
         assert agrees(schema, result, value)
+
+
+def test_a_boolean_definition_renders_as_any_value_or_none() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Any"}, "b": {"$ref": "#/$defs/Never"}},
+        "$defs": {"Any": True, "Never": False},
+    }
+    text = render_schema("Box", schema)
+    assert text.startswith("Box {") and '"a"' in text and '"b"' in text
