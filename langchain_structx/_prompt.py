@@ -341,8 +341,7 @@ def _definitions(schema: Mapping[str, Any]) -> dict[str, Any]:
         found.update(schema.get(key) or {})
     # A definition may be a boolean schema: `true` allows anything, `false` nothing.
     return {
-        name: d if isinstance(d, Mapping) else {} if d else {"not": {}}
-        for name, d in found.items()
+        name: d if isinstance(d, Mapping) else {} if d else {"not": {}} for name, d in found.items()
     }
 
 
