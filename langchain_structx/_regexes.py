@@ -6,22 +6,28 @@ pattern in real schemas) runs in RE2, whose matching is linear in the text: no
 input can make it backtrack. The rest (back-references, look-arounds) runs in the
 `regex` package, whose matching takes a timeout. Every pattern is compiled when
 a schema is built, so that a broken one is a `SchemaError` then, never a crash later.
+
+Compiling is bounded too: the `regex` package writes each counted repetition out in
+full, so `a{4294967294}` would take minutes and gigabytes. Nothing whose
+`_regex_cost.compile_cost` is over a bound reaches `regex`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 import re2
 import regex
-from referencing.jsonschema import DRAFT202012
 
-from langchain_structx._bounds import clip
+from langchain_structx._clip import clip
 from langchain_structx._exceptions import SchemaError
+from langchain_structx._regex_cost import compile_cost
 
 REGEX_ERRORS = (regex.error, RecursionError, OverflowError, ValueError, TypeError)
+
+MAX_PATTERN_COST = 100_000
+"""Largest `compile_cost` of one pattern in a schema (about 0.1 s and 100 MB at worst)."""
 
 
 _RE2_OPTIONS = re2.Options()
@@ -50,60 +56,80 @@ class _Linear:
         return self._pattern.search(data)
 
 
-@functools.lru_cache(maxsize=512)
 def compiled(pattern: str) -> Any:
     r"""A schema's pattern, in RE2 when it fits, else in `regex`; schemas reuse few patterns.
+
+    Both are kept once compiled, the `regex` ones fewer: each may hold megabytes.
+
+    Raises:
+        regex.error: The pattern does not compile, or would cost more than
+            `MAX_PATTERN_COST` to compile in `regex`.
 
     Examples:
         >>> type(compiled("^[a-z]+$")).__name__, type(compiled(r"(a)\1")).__name__
         ('_Linear', 'Pattern')
     """
+    linear = _linear(pattern)
+    return linear if linear is not None else _backtracking(pattern)
+
+
+@functools.lru_cache(maxsize=512)
+def _linear(pattern: str) -> _Linear | None:
     try:
         return _Linear(pattern)
     except (re2.error, UnicodeEncodeError):
-        return regex.compile(pattern)
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def _backtracking(pattern: str) -> Any:
+    if compile_cost(pattern) > MAX_PATTERN_COST:
+        raise regex.error(_too_large(MAX_PATTERN_COST))
+    return regex.compile(pattern, cache_pattern=False)
+
+
+def _too_large(bound: int) -> str:
+    return f"its repetitions would make it longer than {bound} characters to compile"
 
 
 def is_regex(instance: object) -> bool:
-    """The `format: regex` check: a value's text compiles (non-strings pass, as the spec says)."""
+    """The `format: regex` check: a value's text compiles (non-strings pass, as the spec says).
+
+    Text that would cost more than `MAX_PATTERN_COST` to compile is no regex here:
+    it is never handed to the compiler.
+    """
     if not isinstance(instance, str):
         return True
+    if compile_cost(instance) > MAX_PATTERN_COST:
+        return False
     try:
-        regex.compile(instance)
+        regex.compile(instance, cache_pattern=False)
     except REGEX_ERRORS:
         return False
     return True
 
 
-def check_patterns(schema: Mapping[str, Any]) -> None:
-    """Compile every pattern in `schema` with the engine validation will use.
+def is_schema_regex(instance: object) -> bool:
+    """`is_regex` for the patterns of schemas, which repeat the same few often."""
+    if isinstance(instance, str) and len(instance) <= _REMEMBERED_CHARS:
+        return _remembered_regex(instance)
+    return is_regex(instance)
+
+
+_REMEMBERED_CHARS = 1_000
+
+
+@functools.lru_cache(maxsize=512)
+def _remembered_regex(pattern: str) -> bool:
+    return is_regex(pattern)
+
+
+def compile_or_fail(pattern: str) -> None:
+    """Compile a schema's pattern with the engine validation will use.
 
     Raises:
-        SchemaError: A pattern does not compile, or `unevaluatedProperties` would
-            run patterns outside the time limit.
+        SchemaError: The pattern does not compile, or would cost too much to.
     """
-    stack: list[Any] = [schema]
-    uses_pattern_properties = uses_unevaluated = False
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, Mapping):
-            continue
-        patterns = list(node.get("patternProperties") or ())
-        if isinstance(node.get("pattern"), str):
-            patterns.append(node["pattern"])
-        for pattern in patterns:
-            _compile_or_fail(pattern)
-        uses_pattern_properties |= bool(node.get("patternProperties"))
-        uses_unevaluated |= node.get("unevaluatedProperties", True) is not True
-        stack.extend(DRAFT202012.subresources_of(node))
-    if uses_pattern_properties and uses_unevaluated:
-        raise SchemaError(
-            "A schema may not combine patternProperties with unevaluatedProperties: "
-            "their patterns could not be checked within the time limit."
-        )
-
-
-def _compile_or_fail(pattern: str) -> None:
     try:
         compiled(pattern)
     except REGEX_ERRORS as exc:

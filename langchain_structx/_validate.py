@@ -10,8 +10,13 @@ because schemas and values may both be hostile:
   `additionalProperties`) runs in RE2 when it can (linear time) and otherwise in
   the `regex` package with what is left of one deadline per validation (see
   `_regexes`); running out is a failure with its own message, never "no match".
-- `multipleOf` and `uniqueItems` are rewritten to stay exact and linear on numbers
-  and arrays no sane reply contains.
+- `multipleOf`, `uniqueItems` and `format` are rewritten (see `_keywords`) to stay
+  exact and linear on numbers and arrays no sane reply contains, and to leave
+  strings too long to check in time unchecked, as an issue.
+- Every subschema is validated by this same bounded class. jsonschema would switch
+  to its stock class for a subschema whose `$schema` names another draft (and
+  so run `pattern` in `re`, with no deadline); here `$schema` changes nothing, at
+  the root as inside: every part of a schema is read as Draft 2020-12.
 - Messages quote the value in a bounded excerpt.
 """
 
@@ -22,11 +27,10 @@ import contextvars
 import functools
 import time
 from collections.abc import Iterator, Mapping
-from fractions import Fraction
 from typing import Any
 
 import jsonschema
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError as JSONSchemaSchemaError
 from jsonschema.exceptions import ValidationError as JSONSchemaValidationError
 
@@ -40,7 +44,17 @@ from langchain_structx._bounds import (
     schema_shape_problem,
 )
 from langchain_structx._exceptions import SchemaError, ValidationIssue
-from langchain_structx._regexes import check_patterns, compiled, is_regex
+from langchain_structx._keywords import (
+    FORMAT_CHECKER,
+    LIMITS,
+    SCHEMA_FORMAT_CHECKER,
+    bounded_format,
+    multiple_of,
+    unique_items,
+    value_chars,
+)
+from langchain_structx._reach import check_reachable
+from langchain_structx._regexes import compiled
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 MAX_SCHEMA_DEPTH = 64
@@ -101,7 +115,7 @@ def _pattern(
 ) -> Iterator[JSONSchemaValidationError]:
     if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield JSONSchemaValidationError(
-            f"{preview(instance, _value_chars())} does not match {pattern!r}"
+            f"{preview(instance, value_chars())} does not match {pattern!r}"
         )
 
 
@@ -143,73 +157,9 @@ def _additional_properties(
 
 
 def _quoted(keys: list[str]) -> str:
-    shown = [preview(key, max(_value_chars() // 2, 20)) for key in sorted(keys[:3])]
+    shown = [preview(key, max(value_chars() // 2, 20)) for key in sorted(keys[:3])]
     more = len(keys) - len(shown)
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-
-
-def _multiple_of(
-    validator: Any, divisor: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[JSONSchemaValidationError]:
-    if not validator.is_type(instance, "number"):
-        return
-    if isinstance(divisor, float) or isinstance(instance, float):
-        try:
-            quotient = instance / divisor
-            failed = int(quotient) != quotient
-        except OverflowError:
-            # Huge numbers: exact arithmetic cannot overflow.
-            failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
-    else:
-        failed = bool(instance % divisor)
-    if failed:
-        yield JSONSchemaValidationError(
-            f"{preview(instance, _value_chars())} is not a multiple of {divisor}"
-        )
-
-
-def _unique_items(
-    validator: Any, unique: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[JSONSchemaValidationError]:
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    seen: set[Any] = set()
-    for item in instance:
-        frozen = _freeze(item)
-        if frozen in seen:
-            yield JSONSchemaValidationError(
-                f"{preview(instance, _value_chars())} has non-unique elements"
-            )
-            return
-        seen.add(frozen)
-
-
-def _freeze(value: Any) -> Any:
-    """A hashable twin of a JSON value; equal for JSON-equal values (so 1 == 1.0 != true)."""
-    if isinstance(value, dict):
-        return ("object", frozenset((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return ("array", tuple(_freeze(v) for v in value))
-    if isinstance(value, bool):
-        return ("boolean", value)
-    return ("value", value)
-
-
-_limits: contextvars.ContextVar[Limits] = contextvars.ContextVar("structx_limits")
-
-
-def _value_chars() -> int:
-    return _limits.get(DEFAULT_LIMITS).max_value_chars
-
-
-def _format_checker() -> FormatChecker:
-    checker = FormatChecker()
-    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
-    checker.checkers["regex"] = (is_regex, ())
-    return checker
-
-
-_FORMAT_CHECKER = _format_checker()
 
 
 def _with_deadline(keyword: Any) -> Any:
@@ -235,14 +185,38 @@ _KEYWORDS = {
     "pattern": _pattern,
     "patternProperties": _pattern_properties,
     "additionalProperties": _additional_properties,
-    "multipleOf": _multiple_of,
-    "uniqueItems": _unique_items,
+    "multipleOf": multiple_of,
+    "uniqueItems": unique_items,
+    "format": bounded_format,
 }
 
 _BoundedValidator = jsonschema.validators.extend(
     Draft202012Validator,
     {name: _with_deadline(keyword) for name, keyword in _KEYWORDS.items()},
 )
+
+# jsonschema's validator classes are attrs classes; `evolve` copies their init fields.
+_EVOLVED_FIELDS = tuple(
+    (field.name, field.alias) for field in _BoundedValidator.__attrs_attrs__ if field.init
+)
+
+
+def _evolve(self: Any, **changes: Any) -> Any:
+    """The `evolve` of jsonschema, without its switch of class on a subschema's `$schema`.
+
+    jsonschema builds the validator of each subschema with `validator_for(subschema)`,
+    which for `"$schema": "http://json-schema.org/draft-07/schema#"` is the stock
+    Draft 7 class: no deadline, none of our keywords. Every subschema keeps this
+    class instead.
+    """
+    changes.setdefault("schema", self.schema)
+    for name, alias in _EVOLVED_FIELDS:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return _BoundedValidator(**changes)
+
+
+_BoundedValidator.evolve = _evolve
 
 
 def bounded_validator(schema: Mapping[str, Any]) -> Any:
@@ -252,7 +226,7 @@ def bounded_validator(schema: Mapping[str, Any]) -> Any:
     checks); run them inside `deadline(...)`.
     """
     return _BoundedValidator(
-        schema, registry=offline_registry(schema), format_checker=_FORMAT_CHECKER
+        schema, registry=offline_registry(schema), format_checker=FORMAT_CHECKER
     )
 
 
@@ -292,12 +266,10 @@ class JSONSchemaValidator:
         )
         if problem is not None:
             raise SchemaError(f"Invalid JSON schema: {problem}.")
-        _check_keywords(schema)
-        check_patterns(schema)
-        registry = offline_registry(schema)
+        registry = check_reachable(schema, _check_keywords)
         check_references(schema, registry)
         self._validator = _BoundedValidator(
-            schema, registry=registry, format_checker=_FORMAT_CHECKER
+            schema, registry=registry, format_checker=FORMAT_CHECKER
         )
 
     def issues(self, instance: Any, limits: Limits = DEFAULT_LIMITS) -> list[ValidationIssue]:
@@ -308,7 +280,7 @@ class JSONSchemaValidator:
                 caller runs deep values on a larger one.
         """
         deadline_token = _deadline.set(time.monotonic() + limits.validation_seconds)
-        limits_token = _limits.set(limits)
+        limits_token = LIMITS.set(limits)
         seen_token = _seen.set({})
         kept: list[JSONSchemaValidationError] = []
         try:
@@ -320,7 +292,7 @@ class JSONSchemaValidator:
             return cap_issues(found, max(len(found), len(kept) + 1), limits)
         finally:
             _deadline.reset(deadline_token)
-            _limits.reset(limits_token)
+            LIMITS.reset(limits_token)
             _seen.reset(seen_token)
         kept.sort(key=_error_order)
         return cap_issues([_issue(error, limits) for error in kept], total, limits)
@@ -338,7 +310,7 @@ class JSONSchemaValidator:
 
 def _check_keywords(schema: Mapping[str, Any]) -> None:
     try:
-        Draft202012Validator.check_schema(schema, format_checker=_FORMAT_CHECKER)
+        Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMAT_CHECKER)
     except JSONSchemaSchemaError as exc:
         raise SchemaError(f"Invalid JSON schema: {_message(exc, DEFAULT_LIMITS)}") from None
     except (RecursionError, OverflowError, ValueError) as exc:
