@@ -264,9 +264,10 @@ def call_with_deep_stack(function: Callable[[], T], depth: int, steps: int = 0) 
     deep call runs and put back when the last one ends; the large stack is what
     makes the higher limit safe.
     """
-    frames = (depth + 1) * max(_FRAMES_PER_LEVEL, _FRAMES_PER_STEP * (steps + 2))
-    if depth <= SHALLOW_DEPTH and (depth + 1) * _FRAMES_PER_STEP * (steps + 2) <= _SHALLOW_FRAMES:
+    per_level = _FRAMES_PER_STEP * (steps + 2)
+    if depth <= SHALLOW_DEPTH and (depth + 1) * per_level <= _SHALLOW_FRAMES:
         return function()
+    frames = (depth + 1) * max(_FRAMES_PER_LEVEL, per_level)
     outcome: dict[str, Any] = {}
 
     def run() -> None:
