@@ -27,7 +27,8 @@ ABOUT: dict[str, tuple[str, str]] = {
     "agent_overhead": (
         "python benchmarks/agent_overhead.py --n 3000",
         "Median wall time per `invoke`, ToolStrategy happy path, scripted model, "
-        "interleaved invokes (`invokes` below); each ratio comes with a 95% bootstrap interval over the rounds. "
+        "interleaved invokes (`invokes` below); each ratio comes with a 95% bootstrap "
+        "interval over the rounds. "
         "Goals: at most 1.15x stock LangChain, and at most 1.05x stock LangChain with a "
         "do-nothing middleware of the same hooks as ours (a pass-through `wrap_model_call` and "
         "`wrap_tool_call`). An answer at once is one graph step, as in LangChain (it was three "
