@@ -257,7 +257,7 @@ def call_with_deep_stack(function: Callable[[], T], depth: int, steps: int = 0) 
         function: The validation to run.
         depth: How deeply the value is nested.
         steps: The longest run of subschemas the schema applies in place to one
-            part of a value (`_references.reference_steps`); each level of the
+            part of a value (`_references.check_references`); each level of the
             value may cost that many more frames.
 
     The interpreter's recursion limit is process-wide, so it is raised while any

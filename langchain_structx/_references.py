@@ -13,15 +13,14 @@ way is found here, once, when a validator is built:
   `then`, `else`, `dependentSchemas`): each step costs the validator stack frames
   whatever the value, so a run longer than `MAX_REFERENCE_CHAIN`, or one that loops
   back on itself and would never end, is refused.
-- `reference_steps` gives that length, so that a validation runs on a stack sized
-  for it (see `_bounds.call_with_deep_stack`).
+- It returns that length, so that a validation runs on a stack sized for it (see
+  `_bounds.call_with_deep_stack`).
 
 This module imports no other module of the package but the exceptions and `_clip`.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
@@ -86,7 +85,7 @@ def check_references(schema: Mapping[str, Any], registry: Registry[Any]) -> int:
     (the targets of references outside the usual places) is checked here.
 
     Returns:
-        The longest run of subschemas applied in place, as `reference_steps` does.
+        The longest run of subschemas applied in place to one part of a value.
 
     Raises:
         SchemaError: A reference points outside the document, nowhere in it, or at
@@ -101,37 +100,7 @@ def check_references(schema: Mapping[str, Any], registry: Registry[Any]) -> int:
         ...     print(str(exc)[:70])
         Schema reference '#/required' ($ref) points at an array, not at a sche
     """
-    steps = _Walk(schema, registry).longest()
-    with _measured_lock:
-        _measured[id(schema)] = (schema, steps)
-        while len(_measured) > _MEASURED_KEPT:
-            del _measured[next(iter(_measured))]
-    return steps
-
-
-_MEASURED_KEPT = 8
-_measured: dict[int, tuple[Mapping[str, Any], int]] = {}
-_measured_lock = threading.Lock()
-
-
-def reference_steps(schema: Mapping[str, Any]) -> int:
-    """The longest run of subschemas `schema` applies in place to one part of a value.
-
-    The answer of the last `check_references` of this very object is reused;
-    otherwise the references are checked now.
-
-    Raises:
-        SchemaError: As `check_references`.
-
-    Examples:
-        >>> reference_steps({"$ref": "#/$defs/a", "$defs": {"a": {"allOf": [{"type": "string"}]}}})
-        2
-    """
-    with _measured_lock:
-        kept = _measured.get(id(schema))
-    if kept is not None and kept[0] is schema:
-        return kept[1]
-    return check_references(schema, offline_registry(schema))
+    return _Walk(schema, registry).longest()
 
 
 def _key(node: Any, resolver: Any) -> Key:

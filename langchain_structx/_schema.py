@@ -36,7 +36,6 @@ from langchain_structx._bounds import (
     shape_issue,
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
-from langchain_structx._references import reference_steps
 from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -283,7 +282,7 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
         origin="json_schema",
         json_schema=schema,
         source=schema,
-        _check=_dict_checker(validator, variant_name, reference_steps(schema)),
+        _check=_dict_checker(validator, variant_name, validator.reference_steps),
     )
 
 

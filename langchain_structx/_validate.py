@@ -267,7 +267,8 @@ class JSONSchemaValidator:
         if problem is not None:
             raise SchemaError(f"Invalid JSON schema: {problem}.")
         registry = check_reachable(schema, _check_keywords)
-        check_references(schema, registry)
+        self.reference_steps = check_references(schema, registry)
+        """The longest run of subschemas the schema applies in place to one part of a value."""
         self._validator = _BoundedValidator(
             schema, registry=registry, format_checker=FORMAT_CHECKER
         )
