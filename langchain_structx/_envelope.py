@@ -1,9 +1,10 @@
 """The union envelope: one schema for an answer that may be any of several variants.
 
 A union answer is `{"kind": <variant name>, "data": <the variant>}`; the
-variants' definitions are hoisted into one `$defs`. A variant that refers to
-its own root (`#`, or a JSON pointer outside its definitions) is hoisted too,
-since those references would otherwise point into the envelope.
+variants' definitions are hoisted into one `$defs`. A variant's references are
+first brought into the one form `#/$defs/<name>` (`normalise_refs`): moved into
+the envelope, its `$id`, its anchors and its references to its own root or to any
+other JSON pointer would otherwise resolve against the envelope instead.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_structx._dialects.refs import normalise_refs
+from langchain_structx._exceptions import DialectError
 from langchain_structx._schema import Variant
 
 ENVELOPE_KIND = "kind"
@@ -49,40 +52,42 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
 
 
 def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:
-    body = copy.deepcopy(variant.json_schema)
-    local = {**body.pop("definitions", {}), **body.pop("$defs", {})}
+    """The variant's body for the envelope; its definitions go into `defs`.
+
+    Inside the envelope the variant is no longer a document of its own: its
+    `$id` (its base URI), its anchors and its references to its own root or to
+    any other place outside its definitions would resolve against the envelope.
+    So its references are first brought into one form, each to a definition
+    (`normalise_refs`), and then only definitions move.
+    """
+    try:
+        body, local = normalise_refs(copy.deepcopy(variant.json_schema), "envelope")
+    except DialectError:
+        return _embedded(variant)
     renames = _def_names(variant.name, local, defs)
-    root = None
-    if any(_refers_to_root(part) for part in (body, *local.values())):
-        root = _fresh(variant.name, {*defs, *local, *renames.values()})
     for name, sub in local.items():
-        defs.setdefault(renames[name], _rewrite_refs(sub, renames, root))
-    rewritten: dict[str, Any] = _rewrite_refs(body, renames, root)
-    if root is None:
-        return rewritten
-    defs[root] = rewritten
-    return {"$ref": f"#/$defs/{_escape(root)}"}
+        defs.setdefault(renames[name], _rewrite_refs(sub, renames))
+    # A variant that refers to its own root has it among its definitions: the
+    # body then refers to that definition rather than repeating it.
+    root = next((name for name, sub in local.items() if sub == body), None)
+    if root is not None:
+        return {"$ref": f"#/$defs/{_escape(renames[root])}"}
+    rewritten: dict[str, Any] = _rewrite_refs(body, renames)
+    return rewritten
 
 
-def _refers_to_root(node: Any) -> bool:
-    """Whether `node` holds a reference into its document outside the definitions."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            if _root_pointer(item.get("$ref")) is not None:
-                return True
-            stack.extend(item.values())
-    return False
+def _embedded(variant: Variant) -> dict[str, Any]:
+    """The variant whole, as a resource of its own, where its references resolve as written.
 
-
-def _root_pointer(ref: Any) -> str | None:
-    """The JSON pointer of a reference into the document outside its definitions."""
-    if not isinstance(ref, str) or ref.startswith(_DEF_PREFIXES):
-        return None
-    return ref[1:] if ref == "#" or ref.startswith("#/") else None
+    For the few references that cannot be pointed elsewhere exactly: those inside
+    a sub-schema with an `$id` of its own, and dynamic references. Strict dialects
+    refuse such a schema; a provider without one gets it exact.
+    """
+    body = copy.deepcopy(variant.json_schema)
+    own = body.get("$id")
+    if not isinstance(own, str) or own.startswith("#"):
+        body = {"$id": f"urn:structx:variant:{variant.name}", **body}
+    return body
 
 
 def _def_names(prefix: str, local: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, str]:
@@ -157,19 +162,16 @@ def _fresh(name: str, taken: set[str]) -> str:
 _DEF_PREFIXES = ("#/$defs/", "#/definitions/")
 
 
-def _rewrite_refs(node: Any, renames: Mapping[str, str], root: str | None = None) -> Any:
-    """Copy `node`, pointing references at renamed definitions and at the hoisted `root`."""
+def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
+    """Copy `node`, pointing references at renamed definitions."""
     if isinstance(node, list):
-        return [_rewrite_refs(item, renames, root) for item in node]
+        return [_rewrite_refs(item, renames) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {k: _rewrite_refs(v, renames, root) for k, v in node.items()}
+    out = {k: _rewrite_refs(v, renames) for k, v in node.items()}
     ref = out.get("$ref")
-    pointer = _root_pointer(ref) if root is not None else None
     if isinstance(ref, str) and ref.startswith(_DEF_PREFIXES):
         out["$ref"] = _renamed_ref(ref, renames)
-    elif pointer is not None:
-        out["$ref"] = f"#/$defs/{_escape(str(root))}{pointer}"
     return out
 
 

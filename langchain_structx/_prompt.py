@@ -51,7 +51,14 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
     Examples:
         >>> render_type({"type": "array", "items": {"enum": ["a", "b"]}})
         '("a" | "b")[]'
+        >>> render_type({"type": "array", "items": False}), render_type({"not": {}})
+        ('[]', 'never')
     """
+    if not isinstance(schema, Mapping):
+        # A boolean schema: `true` allows any value, `false` none.
+        return "any" if schema else "never"
+    if _matches_nothing(schema):
+        return "never"
     if "$ref" in schema:
         return str(schema["$ref"]).rsplit("/", 1)[-1]
     if "const" in schema:
@@ -64,6 +71,11 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
     if "allOf" in schema and len(schema["allOf"]) == 1:
         return render_type(schema["allOf"][0], indent)
     return _render_typed(schema, indent)
+
+
+def _matches_nothing(schema: Any) -> bool:
+    """Whether `schema` is `false` or `{"not": {}}`, which no value matches."""
+    return schema is False or (isinstance(schema, Mapping) and schema.get("not") in ({}, True))
 
 
 def _grouped(schema: Mapping[str, Any], indent: int) -> str:
@@ -84,18 +96,25 @@ def _render_typed(schema: Mapping[str, Any], indent: int, listed: bool = False) 
     if kind == "object" or ("properties" in schema and not listed):
         return _render_object(schema, indent)
     if kind == "array":
-        items = schema.get("items")
-        inner = _grouped(items, indent) if isinstance(items, Mapping) else "any"
-        return f"{inner}[]"
+        items = schema.get("items", True)
+        if _matches_nothing(items):
+            return "[]"
+        return f"{_grouped(items, indent)}[]"
     return str(kind) if kind else "any"
 
 
 def _render_object(schema: Mapping[str, Any], indent: int) -> str:
-    properties: Mapping[str, Any] = schema.get("properties") or {}
+    # A property no value matches can only be left out: it is not shown.
+    properties = {
+        name: sub
+        for name, sub in (schema.get("properties") or {}).items()
+        if not _matches_nothing(sub)
+    }
     if not properties:
-        extra = schema.get("additionalProperties")
-        value = render_type(extra, indent) if isinstance(extra, Mapping) else "any"
-        return f"{{ [key: string]: {value} }}"
+        extra = schema.get("additionalProperties", True)
+        if _matches_nothing(extra):
+            return "{}"
+        return f"{{ [key: string]: {render_type(extra, indent)} }}"
     required = set(schema.get("required") or ())
     pad = "  " * (indent + 1)
     names = list(properties)
@@ -118,6 +137,8 @@ def _render_field(
 
 
 def _notes(schema: Mapping[str, Any], required: bool = True) -> str:
+    if not isinstance(schema, Mapping):
+        return "" if required else "optional"
     parts = _constraints(schema)
     description = schema.get("description")
     if description:

@@ -286,3 +286,35 @@ def test_constraints_of_optional_fields_are_rendered():
         + '  "nick": string | null  // optional; max length 8\n'
         + "}"
     )
+
+
+def test_boolean_schemas_render_as_what_they_allow():
+    # `false` allows no value: such a property can only be left out, so it is not
+    # shown; `true` allows any. A property given as `false` used to raise TypeError.
+    schema = {
+        "type": "object",
+        "properties": {
+            "gone": False,
+            "via_def": {"$ref": "#/$defs/never"},
+            "free": True,
+            "empty_list": {"type": "array", "items": False},
+            "empty_map": {"type": "object", "additionalProperties": False},
+            "name": {"type": "string"},
+        },
+        "required": ["name"],
+        "$defs": {"never": False},
+    }
+
+    text = render_schema("Shape", schema)
+
+    assert '"gone"' not in text
+    assert '"via_def"' not in text
+    assert '"free": any,  // optional' in text
+    assert '"empty_list": [],  // optional' in text
+    assert '"empty_map": {},  // optional' in text
+    assert '"name": string' in text
+
+
+def test_a_never_matching_shape_is_not_offered_as_any():
+    assert render_type({"not": {}}) == "never"
+    assert render_type({"anyOf": [False, {"type": "integer"}]}) == "never | integer"
