@@ -156,28 +156,55 @@ def unbind(model: Any) -> tuple[BaseChatModel, Bound]:
         >>> type(chat).__name__, bound.kwargs
         ('ScriptedChatModel', {'stop': ['END']})
     """
+    inner, bound = peel(model)
+    if not isinstance(inner, BaseChatModel):
+        raise UserError(
+            "model must be a chat model, one wrapped by bind() or with_config(), or a "
+            f"configurable model from init_chat_model(); got {type(inner).__name__}"
+        )
+    return inner, bound
+
+
+def peel(model: Any) -> tuple[Any, Bound]:
+    """What `model` wraps under its bindings (unchecked), and what they add to each call.
+
+    Raises:
+        UserError: When the bindings set what the runnable must set itself.
+    """
     kwargs: dict[str, Any] = {}
     config: RunnableConfig = {}
     while isinstance(model, RunnableBinding):
         kwargs = {**model.kwargs, **kwargs}
         config = merge_configs(model.config, config)
         model = model.bound
-    if not isinstance(model, BaseChatModel):
-        raise UserError(
-            f"model must be a chat model, or one wrapped by bind() or with_config(); "
-            f"got {type(model).__name__}"
-        )
+    refuse_ours(kwargs)
+    return model, Bound(kwargs, config)
+
+
+def refuse_ours(kwargs: dict[str, Any]) -> None:
+    """Refuse call arguments the runnable sets itself (tools, a response format).
+
+    Raises:
+        UserError: Naming them.
+    """
     taken = sorted(_OURS_TO_BIND & set(kwargs))
     if taken:
         raise UserError(
             f"The model is bound with {', '.join(taken)}, which with_structured_output "
             "sets itself; pass the model without them."
         )
-    return model, Bound(kwargs, config)
 
 
-def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec, extra: Bound) -> Runnable[Any, Any]:
-    found = spec.derived.get("lcel")
+def _bound(
+    model: BaseChatModel,
+    plan: Plan,
+    spec: CallSpec,
+    extra: Bound,
+    per_run: dict[int, Runnable[Any, Any]] | None,
+) -> Runnable[Any, Any]:
+    # A model fixed for the runnable's life is bound once per spec, on the spec; a
+    # model built for each run (a configurable one) once per spec and run.
+    found = spec.derived.get("lcel") if per_run is None else per_run.get(id(spec))
     if found is None:
         # LangChain turns this into run metadata, where LangSmith shows the schema.
         traced = {"kwargs": {"method": _METHODS[spec.strategy]}, "schema": plan.output_schema()}
@@ -186,7 +213,10 @@ def _bound(model: BaseChatModel, plan: Plan, spec: CallSpec, extra: Bound) -> Ru
             found = model.bind_tools(list(spec.tools), tool_choice=spec.tool_choice, **settings)
         else:
             found = model.bind(**settings)
-        spec.derived["lcel"] = found
+        if per_run is None:
+            spec.derived["lcel"] = found
+        else:
+            per_run[id(spec)] = found
     return found
 
 
@@ -248,6 +278,8 @@ class LcelRun:
         config: The run's child config; model calls are made under it.
         include_raw: Whether results are `{"raw", "parsed", "parsing_error"}` dicts.
         bound: What a binding around the caller's model adds to each call.
+        per_run: For a model built for this run alone, its bindings by spec;
+            None when the model is the runnable's own, bound once per spec.
     """
 
     model: BaseChatModel
@@ -257,6 +289,7 @@ class LcelRun:
     config: RunnableConfig
     include_raw: bool
     bound: Bound = field(default_factory=Bound)
+    per_run: dict[int, Runnable[Any, Any]] | None = None
 
     def loop(self) -> Generator[_engine.Step, Any, _engine.RunResult]:
         """The attempt loop of this run.
@@ -272,7 +305,7 @@ class LcelRun:
         self, step: _engine.CallModel
     ) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
         config = merge_configs(self.bound.config, self.config, labels(self.plan, step))
-        bound = _bound(self.model, self.plan, step.spec, self.bound)
+        bound = _bound(self.model, self.plan, step.spec, self.bound, self.per_run)
         return bound, _prompt(self.messages, step), config
 
     def call(self, step: _engine.CallModel) -> AIMessage:

@@ -37,6 +37,7 @@ from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx import _drive
 from langchain_structx._capabilities import FallbackMemory
+from langchain_structx._configurable import accept, check, resolve
 from langchain_structx._lcel import (
     REPORT_EVENT,
     RETURNED_ERRORS,
@@ -45,7 +46,6 @@ from langchain_structx._lcel import (
     Method,
     strategy_for_method,
     to_messages,
-    unbind,
 )
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx.errors import UserError
@@ -81,7 +81,8 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
     `include_raw` wrapped in the raw dict) and then, last, the validated object.
 
     Attributes:
-        model: The chat model.
+        model: The chat model, or LangChain's configurable model, whose chat
+            model is built for each invocation from the invocation's config.
         plan: The response format's plan.
         include_raw: Whether outputs are `RawOutput` dicts.
         fallback_memory: Where `AutoStrategy` remembers rejected strategies.
@@ -90,7 +91,7 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: BaseChatModel | Runnable[LanguageModelInput, Any],
         plan: Plan,
         *,
         include_raw: bool,
@@ -98,6 +99,10 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
         bound: Bound | None = None,
     ) -> None:
         self.model = model
+        # None for a configurable model, whose chat model each invocation builds.
+        self._chat = model if isinstance(model, BaseChatModel) else None
+        if self._chat is None:
+            check(model)
         self.bound = bound or Bound()
         self.plan = plan
         self.include_raw = include_raw
@@ -153,14 +158,21 @@ class StructuredOutputRunnable(Runnable[LanguageModelInput, OutputT]):
             yield item
 
     def _run(self, input: LanguageModelInput, config: RunnableConfig) -> LcelRun:
+        messages = to_messages(input)
+        chat, bound = self._chat, self.bound
+        per_run: dict[int, Runnable[Any, Any]] | None = None
+        if chat is None:
+            chat, bound = resolve(self.model, bound, config)
+            per_run = {}
         return LcelRun(
-            model=self.model,
+            model=chat,
             plan=self.plan,
             memory=self.fallback_memory,
-            messages=to_messages(input),
+            messages=messages,
             config=config,
             include_raw=self.include_raw,
-            bound=self.bound,
+            bound=bound,
+            per_run=per_run,
         )
 
     def _invoke(
@@ -255,7 +267,8 @@ async def _once(value: LanguageModelInput) -> AsyncIterator[LanguageModelInput]:
 
 
 ChatModelInput: TypeAlias = "BaseChatModel | Runnable[LanguageModelInput, Any] | str"
-"""A chat model, one wrapped by `bind(...)`/`with_config(...)`, or an `init_chat_model` string."""
+"""A chat model (configurable or not, wrapped by `bind(...)`/`with_config(...)` or not),
+or an `init_chat_model` string."""
 
 
 class _Options(TypedDict, total=False):
@@ -329,8 +342,10 @@ def with_structured_output(
 
     Args:
         model: A chat model, one wrapped by `bind(...)` or `with_config(...)`
-            (its call arguments, such as `stop`, go with every call), or an
-            `init_chat_model` string such as `"openai:gpt-4.1-mini"`.
+            (its call arguments, such as `stop`, go with every call), an
+            `init_chat_model` string such as `"openai:gpt-4.1-mini"`, or a
+            configurable model from `init_chat_model(..., configurable_fields=...)`,
+            whose chat model each invocation builds from its own config.
         schema_or_strategy: A schema (Pydantic model, dataclass, TypedDict, JSON
             schema dict, or a union of them) or one of our strategies.
         include_raw: Return LangChain's `{"raw", "parsed", "parsing_error"}` dict;
@@ -357,7 +372,7 @@ def with_structured_output(
         from langchain.chat_models import init_chat_model
 
         model = init_chat_model(model)
-    chat, bound = unbind(model)
+    chat, bound = accept(model)
     plan = build_plan(strategy_for_method(schema_or_strategy, method, strict))
     return StructuredOutputRunnable(
         chat, plan, include_raw=include_raw, fallback_memory=fallback_memory, bound=bound
