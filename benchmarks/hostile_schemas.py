@@ -11,12 +11,23 @@ are printed side by side:
 - for the streaming case, which LangChain's own `with_structured_output` can also
   do, LangChain's seconds from the same run.
 
+One more case measures memory, not time: n schemas, then 4n, each with its own
+patterns that hold megabytes once compiled and used (a large RE2 program, an RE2
+pattern whose matching tables grow on noisy text, a `regex` set repeated a
+thousand times, as large as its compile cost allows). It runs first, and prints
+the growth of the process's peak RSS:
+the patterns kept for reuse are bounded by weight, so it should not grow from n
+to 4n.
+
 Figures are printed and recorded, never asserted.
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import random
+import resource
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +42,7 @@ from langchain_structx import (
     with_structured_output,
 )
 from langchain_structx._plan import build_plan
+from langchain_structx._schema import normalize
 from langchain_structx.errors import StructxError
 from langchain_structx.limits import Limits
 from langchain_structx.testing import ScriptedChatModel, tool_call
@@ -110,6 +122,52 @@ def raw_stream_langchain(n: int) -> Callable[[], object]:
     return run
 
 
+def _costly_patterns(i: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """Schema i, with three patterns no other schema shares, and a reply that matches them."""
+    members = "".join(chr(0x4E00 + 2 * k + i) for k in range(96))
+    noise = "".join(random.Random(i).choice("ab") for _ in range(20_000))
+    properties = {
+        "word": {"type": "string", "pattern": rf"^\pL{{1,{150 + i}}}$"},
+        "noise": {"type": "string", "pattern": rf"(a|b)*a(a|b){{15}}c{i}"},
+        "glyphs": {"type": "string", "pattern": f"[{members}]{{1000}}(?=x)"},
+    }
+    schema = {"title": f"P{i}", "type": "object", "properties": properties}
+    glyphs = (members * 11)[:1000] + "x"
+    reply = {"word": "é" * 40, "noise": f"{noise}a{'b' * 15}c{i}", "glyphs": glyphs}
+    return schema, reply
+
+
+def costly_patterns(n: int) -> Callable[[], object]:
+    def run() -> object:
+        for i in range(n):
+            schema, reply = _costly_patterns(i)
+            build_plan(ToolStrategy(schema))
+            normalize(schema).variants[0].validate(reply, Limits())
+        return None
+
+    return run
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def peak_rss_growth(make: Callable[[], object]) -> tuple[float, str]:
+    """How far the process's peak RSS rises, in MiB, while `make` runs."""
+    gc.collect()
+    before = _peak_rss_mib()
+    try:
+        make()
+        outcome = "accepted"
+    except StructxError as exc:
+        outcome = type(exc).__name__
+    gc.collect()
+    return _peak_rss_mib() - before, outcome
+
+
+MEMORY_CASE = ("distinct costly patterns", costly_patterns, 8)
+
+
 CASES: tuple[tuple[str, Callable[[int], Callable[[], object]], int, Any], ...] = (
     ("$ref alias chain", alias_chain, 1_000, None),
     ("prompt: definitions used twice", doubling_definitions, 40, None),
@@ -134,6 +192,13 @@ def best_of(make: Callable[[], object], rounds: int = 3) -> tuple[float, str]:
 
 
 def main() -> int:
+    name, factory, n = MEMORY_CASE
+    small_mib, outcome = peak_rss_growth(factory(n))
+    large_mib, _ = peak_rss_growth(factory(4 * n))
+    print(f"{'case':34}{'n':>7}{'outcome':>28}{'MiB at n':>10}{'MiB at 4n':>10}")
+    print(f"{name:34}{n:>7}{outcome:>28}{small_mib:>10.1f}{large_mib:>10.1f}")
+    print("(growth of the process's peak RSS; the 4n run starts from the n run's peak)")
+    print()
     rows = []
     print(
         f"{'case':34}{'n':>7}{'outcome':>28}{'s at n':>10}{'s at 4n':>10}{'growth':>8}"
@@ -165,6 +230,12 @@ def main() -> int:
             "growth": {row[0]: row[3] for row in rows},
             "outcome": {row[0]: row[5] for row in rows},
             "growth_goal": GROWTH_GOAL,
+            "peak_rss_growth_mib": {
+                "case": name,
+                "n": n,
+                "at n": round(small_mib, 1),
+                "at 4n": round(large_mib, 1),
+            },
         },
         log_scale=True,
     )
