@@ -25,6 +25,7 @@ from typing import Any
 
 from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableBinding, ensure_config
 
 from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
@@ -40,6 +41,36 @@ _CREDENTIAL_ATTRS = (
     "api_key",
     "xai_api_key",
 )
+
+
+try:
+    from langchain.chat_models.base import _ConfigurableModel
+except ImportError:  # pragma: no cover - a LangChain without it has no such models
+    CONFIGURABLE: tuple[type, ...] = ()
+else:
+    CONFIGURABLE = (_ConfigurableModel,)
+"""LangChain's configurable model (`init_chat_model(..., configurable_fields=...)`)."""
+
+
+def chosen_model(model: Any) -> Any:
+    """The model whose capabilities and identity count for the current call.
+
+    LangChain's configurable model builds its chat model at each call from the
+    run's config: its class names no provider, and each attribute read on it
+    builds another model. So it is built once here, under the current run's
+    config, as LangChain builds it for the call, and read through its bindings.
+    Any other model is returned as it is; so is a configurable one that cannot
+    be built, whose error LangChain raises at the call itself.
+    """
+    if not isinstance(model, CONFIGURABLE):
+        return model
+    try:
+        built = model._model(ensure_config())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - raised again, as LangChain's, by the call
+        return model
+    while isinstance(built, RunnableBinding):
+        built = built.bound
+    return built
 
 
 def model_identity(model: Any) -> str:

@@ -29,15 +29,9 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 
+from langchain_structx._capabilities import CONFIGURABLE
 from langchain_structx._lcel import Bound, peel, refuse_ours, unbind
 from langchain_structx.errors import UserError
-
-try:
-    from langchain.chat_models.base import _ConfigurableModel
-except ImportError:  # pragma: no cover - a LangChain without it has no such models
-    _CONFIGURABLE: tuple[type, ...] = ()
-else:
-    _CONFIGURABLE = (_ConfigurableModel,)
 
 _QUEUED_REFUSED = frozenset({"bind_tools", "with_structured_output"})
 """Queued operations that set what the runnable sets itself."""
@@ -53,7 +47,7 @@ def is_configurable(model: Any) -> bool:
         >>> is_configurable("openai:gpt-4.1-mini")
         False
     """
-    return isinstance(model, _CONFIGURABLE)
+    return isinstance(model, CONFIGURABLE)
 
 
 def accept(model: Any) -> tuple[Runnable[LanguageModelInput, Any], Bound]:

@@ -31,11 +31,7 @@ from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import Found, interpret
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx.errors import (
-    AttemptError,
-    DialectError,
-    ProviderRejectedError,
-)
+from langchain_structx.errors import AttemptError, DialectError, ProviderRejectedError
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
 from langchain_structx.strategies import StrategyName
 
@@ -248,7 +244,8 @@ def attempt_loop(
 
     Args:
         plan: The response format's plan.
-        model: The chat model (for capabilities and identity only; never called here).
+        model: The chat model, for capabilities and identity only (never called
+            here); a configurable one is built for them as the call will build it.
         state: Agent or graph state, shown to error handlers.
         progress: Bookkeeping carried over from an earlier step of the same run.
         memory: Where the agent or node remembers rejected strategies; None
@@ -274,6 +271,7 @@ def attempt_loop(
         UserError: When a user tool is named like a variant.
     """
     plan.check_tools(tools)
+    model = caps.chosen_model(model)
     memory = memory if memory is not None else caps.FallbackMemory()
     user_tools = caps.tool_names(tools)
     # The state's dict is never changed in place: the run works on its own copy.

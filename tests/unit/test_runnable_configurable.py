@@ -11,7 +11,9 @@ the model it was asked for. So each test shows what reached the wire:
 - call arguments and config bound around the configurable model, or queued on it
   by `with_config`, go with every call;
 - queued tools or structured output, which the runnable sets itself, are refused;
-- LangChain's own error for an unknown provider or a missing model is raised as is.
+- LangChain's own error for an unknown provider or a missing model is raised as is;
+- our `create_agent` and graph node decide the route and strict dialect from the
+  chat model each call builds, as the runnable does.
 """
 
 from __future__ import annotations
@@ -275,3 +277,72 @@ async def test_langchains_own_error_is_raised_unwrapped(
         await run(mode, runnable, config)
     assert type(raised.value) is type(langchain_raised.value)
     assert str(raised.value) == str(langchain_raised.value)
+
+
+# --- the agent and the graph node -----------------------------------------------------
+# They call the configurable model through LangChain, which builds the chat model
+# per call; what the engine decides from the model (route, strict dialect, quirks,
+# fallback memory) must be decided from that same chat model, as the runnable does.
+
+
+def _routes(server: FakeOpenAI) -> list[tuple[str, str]]:
+    """`(model, route)` of each request: strict json_schema, plain json_schema or tools."""
+    routes = []
+    for request in server.requests:
+        if "tools" in request:
+            route = "tools"
+        elif request["response_format"]["json_schema"].get("strict") is True:
+            route = "strict json_schema"
+        else:
+            route = "json_schema"
+        routes.append((request["model"], route))
+    return routes
+
+
+async def test_the_agent_decides_from_the_model_each_call_builds(server: FakeOpenAI) -> None:
+    from langchain_structx import create_agent
+
+    agent = create_agent(configurable(server), response_format=City)
+    for name in ("gpt-4o", "model-b", "gpt-4o"):
+        state = await agent.ainvoke({"messages": [("user", "Where?")]}, pick(name))
+        assert state["structured_response"] == City(name=name)
+    assert _routes(server) == [
+        ("gpt-4o", "strict json_schema"),
+        ("model-b", "tools"),
+        ("gpt-4o", "strict json_schema"),
+    ]
+
+
+def test_a_graph_node_decides_from_the_model_each_call_builds(server: FakeOpenAI) -> None:
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langchain_structx import structured_output_node
+
+    class State(MessagesState):
+        structured_response: City | None
+        structured_response_kind: str | None
+        structured_output_report: dict[str, Any] | None
+
+    builder = StateGraph(State)
+    builder.add_node("extract", structured_output_node(configurable(server), City))
+    builder.add_edge(START, "extract")
+    graph = builder.compile()
+    for name in ("model-b", "gpt-4o"):
+        state = graph.invoke({"messages": [("user", "Where?")]}, pick(name))
+        assert state["structured_response"] == City(name=name)
+    assert _routes(server) == [("model-b", "tools"), ("gpt-4o", "strict json_schema")]
+
+
+def test_a_configurable_model_that_cannot_be_built_fails_as_langchain_fails(
+    server: FakeOpenAI,
+) -> None:
+    from langchain_structx import create_agent
+
+    model = configurable(server, configurable_fields=("model", "model_provider"))
+    agent = create_agent(model, response_format=City)
+    config = {"configurable": {"model_provider": "no-such-provider"}}
+    with pytest.raises(ValueError, match="no_such_provider"):
+        model.invoke("Where?", config)
+    with pytest.raises(ValueError, match="no_such_provider"):
+        agent.invoke({"messages": [("user", "Where?")]}, config)
+    assert server.requests == []
