@@ -192,11 +192,11 @@ def best_of(make: Callable[[], object], rounds: int = 3) -> tuple[float, str]:
 
 
 def main() -> int:
-    name, factory, n = MEMORY_CASE
-    small_mib, outcome = peak_rss_growth(factory(n))
-    large_mib, _ = peak_rss_growth(factory(4 * n))
+    memory_name, memory_factory, memory_n = MEMORY_CASE
+    small_mib, outcome = peak_rss_growth(memory_factory(memory_n))
+    large_mib, _ = peak_rss_growth(memory_factory(4 * memory_n))
     print(f"{'case':34}{'n':>7}{'outcome':>28}{'MiB at n':>10}{'MiB at 4n':>10}")
-    print(f"{name:34}{n:>7}{outcome:>28}{small_mib:>10.1f}{large_mib:>10.1f}")
+    print(f"{memory_name:34}{memory_n:>7}{outcome:>28}{small_mib:>10.1f}{large_mib:>10.1f}")
     print("(growth of the process's peak RSS; the 4n run starts from the n run's peak)")
     print()
     rows = []
@@ -231,8 +231,8 @@ def main() -> int:
             "outcome": {row[0]: row[5] for row in rows},
             "growth_goal": GROWTH_GOAL,
             "peak_rss_growth_mib": {
-                "case": name,
-                "n": n,
+                "case": memory_name,
+                "n": memory_n,
                 "at n": round(small_mib, 1),
                 "at 4n": round(large_mib, 1),
             },
