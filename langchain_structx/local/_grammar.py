@@ -6,6 +6,12 @@ So every `pattern` is rewritten into the subset GBNF understands (character clas
 and `\xHH` escapes; see `_patterns`), or dropped when that is impossible. Dropping
 only loosens the constraint: the caller still validates the output against the
 original schema.
+
+The schema is also held within bounds (`_limits`) before it is converted: llama.cpp
+crashes on deeply nested grammars and spends unbounded time on grammars that keep
+many alternatives open, so long counts, wide enums and unions, and costly patterns
+are loosened (`_schema_bounds`, `_pattern_bounds`), and schemas that cannot be
+loosened enough are refused with a `GrammarError`.
 """
 
 from __future__ import annotations
@@ -18,93 +24,118 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_structx.errors import UserError
+from langchain_structx.local._grammar_size import PatternLoads
+from langchain_structx.local._limits import MAX_PATTERNS_WORK, MAX_RULE_GROUPS
+from langchain_structx.local._pattern_bounds import PatternBudget, affordable, pattern_load
 from langchain_structx.local._patterns import anchored_pattern
+from langchain_structx.local._schema_bounds import bound_schema, schema_nodes
+from langchain_structx.local._schema_shape import check_grammar, check_shape, grammar_stats
 from langchain_structx.local._weights import LocalModelError
 
 # Escapes llama.cpp's GBNF parser accepts; anything else is a parse error.
 _GBNF_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[tnr\\\"\[\]])")
 
-_SCHEMA_VALUED = ("additionalProperties", "items", "not", "contains", "if", "then", "else")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+_CONVERTER_ERRORS = (
+    ValueError,
+    AssertionError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    TypeError,
+    RecursionError,
+)
 
 
 class GrammarError(LocalModelError):
     """A schema could not be turned into a grammar llama.cpp accepts."""
 
 
-def sanitize_pattern(pattern: str) -> str | None:
+def sanitize_pattern(
+    pattern: str, budget: PatternBudget | None = None, loads: PatternLoads | None = None
+) -> str | None:
     r"""Rewrite a JSON-schema regex so llama.cpp's grammar converter handles it.
 
     Shorthand classes become explicit classes, escaped characters become `\xHH`
-    classes, lazy quantifiers and non-capturing groups are simplified, and the
-    pattern is anchored (JSON Schema patterns match anywhere; the converter wants
-    `^...$`).
+    classes, lazy quantifiers and non-capturing groups are simplified, counts past
+    `MAX_REPEAT` become `*` or `+`, and the pattern is anchored (JSON Schema
+    patterns match anywhere; the converter wants `^...$`). A pattern that would
+    keep more than `MAX_ALTERNATIVES` alternatives open per character, or make a
+    rule llama.cpp refuses, is left out.
 
     Args:
         pattern: A regex as written in a JSON schema.
+        budget: Analysis steps shared by the patterns of one schema.
+        loads: Where to record what the rewritten pattern costs.
 
     Returns:
-        An equivalent, anchored pattern, or `None` when it cannot be expressed.
+        An equivalent or looser anchored pattern, or `None` when it cannot be used.
 
     Examples:
         >>> sanitize_pattern(r"^\d{3}-\d{4}$")
         '^([0-9]{3}-[0-9]{4})$'
         >>> sanitize_pattern(r"\bword\b") is None
         True
+        >>> sanitize_pattern("^a{5000}$"), sanitize_pattern("^(a?){300}$")
+        ('^(a+)$', None)
     """
-    candidate = anchored_pattern(pattern)
+    candidate = anchored_pattern(pattern) if affordable(pattern, budget) else None
     if candidate is None:
         return None
-    return candidate if _converts({"type": "string", "pattern": candidate}) else None
+    load = pattern_load(candidate, budget)
+    grammar = _pattern_grammar(candidate) if load is not None else None
+    if load is None or grammar is None or grammar_stats(grammar)[0] > MAX_RULE_GROUPS:
+        return None
+    if loads is not None:
+        loads[candidate] = (load, len(grammar))
+    return candidate
 
 
-def _converts(schema: Mapping[str, Any]) -> bool:
+def _pattern_grammar(pattern: str) -> str | None:
     try:
-        lint_gbnf(_convert(schema))
-    except (GrammarError, ValueError, AssertionError, KeyError, IndexError, TypeError):
-        return False
-    return True
+        return lint_gbnf(_convert({"type": "string", "pattern": pattern}))
+    except (GrammarError, *_CONVERTER_ERRORS):
+        return None
 
 
 def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    r"""Return a copy of `schema` whose patterns are all safe for the converter.
+    r"""Return a copy of `schema` that converts to a grammar of bounded cost.
+
+    Patterns are rewritten or, when impossible or too costly, removed; counts,
+    enums, unions and optional properties past the bounds in `_limits` are loosened.
 
     Args:
         schema: A JSON schema; it is not modified.
 
     Returns:
-        A deep copy with each `pattern` rewritten or, when impossible, removed.
+        A loosened deep copy.
+
+    Raises:
+        GrammarError: The schema is not plain JSON, nests deeper than
+            `MAX_SCHEMA_DEPTH`, is larger than `MAX_SCHEMA_NODES`, or its grammar
+            would exceed `MAX_GRAMMAR_CHARS` even loosened.
 
     Examples:
         >>> sanitize_schema({"type": "string", "pattern": "^\\d+$"})
         {'type': 'string', 'pattern': '^([0-9]+)$'}
+        >>> sanitize_schema({"type": "string", "maxLength": 20_000})
+        {'type': 'string'}
     """
+    check_shape(schema)
     clean = copy.deepcopy(dict(schema))
-    _sanitize_node(clean)
+    budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
+    for node in schema_nodes(clean):
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            safe = sanitize_pattern(pattern, budget, loads)
+            if safe is None:
+                del node["pattern"]
+            else:
+                node["pattern"] = safe
+    try:
+        bound_schema(clean, loads)
+    except _CONVERTER_ERRORS as exc:  # A malformed schema the converter would refuse too.
+        raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
     return clean
-
-
-def _sanitize_node(node: Any) -> None:
-    if not isinstance(node, dict):
-        return
-    pattern = node.get("pattern")
-    if isinstance(pattern, str):
-        safe = sanitize_pattern(pattern)
-        if safe is None:
-            del node["pattern"]
-        else:
-            node["pattern"] = safe
-    for key in _SCHEMA_VALUED:
-        _sanitize_node(node.get(key))
-    for key in _SCHEMA_LISTS:
-        value = node.get(key)
-        for child in value if isinstance(value, list) else ():
-            _sanitize_node(child)
-    for key in _SCHEMA_MAPS:
-        value = node.get(key)
-        for child in value.values() if isinstance(value, dict) else ():
-            _sanitize_node(child)
 
 
 def lint_gbnf(grammar: str) -> str:
@@ -142,17 +173,19 @@ def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
         Grammar text whose language is (a superset of) the schema's JSON values.
 
     Raises:
-        GrammarError: The converter rejects the schema even after sanitising.
+        GrammarError: The schema is refused by `sanitize_schema`, or the converter
+            rejects it even after sanitising, or the grammar fails `check_grammar`.
     """
+    clean = sanitize_schema(schema)
     try:
-        grammar = _convert(sanitize_schema(schema))
-    except (ValueError, AssertionError, KeyError, IndexError, TypeError, RecursionError) as exc:
+        grammar = _convert(clean)
+    except _CONVERTER_ERRORS as exc:
         raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
     if not set(schema) - {"type", "title", "description"}:
         # Plain JSON mode: let the model lay the object out over lines, as it does
         # unconstrained. Held to one line, it drifts from the shape in its prompt.
         grammar = grammar.replace(_ONE_LINE_SPACE, _LINE_SPACE)
-    return lint_gbnf(grammar)
+    return check_grammar(lint_gbnf(grammar))
 
 
 _ONE_LINE_SPACE = 'space ::= " "?'

@@ -36,6 +36,7 @@ from langchain_structx.local._messages import (
     with_tools,
 )
 from langchain_structx.local._sampling import install_fast_greedy
+from langchain_structx.local._schema_shape import check_shape
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
 
@@ -218,6 +219,10 @@ class LocalChatModel(BaseChatModel):
         constraint = constrain_output(
             kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
         )
+        # Before anything recursive (the prompt renderer, json.dumps) reads them.
+        for schema in (constraint.schema, *constraint.tools):
+            if schema is not None:
+                check_shape(schema)
         prompt = to_llama_messages(messages, nudge=constraint.mode != "forced_tool")
         if constraint.mode in ("forced_tool", "auto_tool"):
             with_tools(prompt, constraint.tools, forced=constraint.mode == "forced_tool")

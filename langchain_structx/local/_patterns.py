@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import warnings
 
+from langchain_structx.local._limits import MAX_REPEAT
+
 __all__ = ("anchored_pattern",)
 
 # Regex shorthand classes, written as GBNF-safe character classes.
@@ -151,7 +153,7 @@ class _Rewriter:
         if match is None:
             raise _Unsupported("brace that is not a repetition")
         self.repeatable()
-        self.out.append(match.group(0))
+        self.out.append(_loosened(match.group(0)))
         self.pos = match.end()
         self.lazy_suffix()
 
@@ -167,6 +169,24 @@ class _Rewriter:
             self.pos += 1
         elif self.peek() == "+":
             raise _Unsupported("possessive quantifier")
+
+
+def _loosened(count: str) -> str:
+    """`count` (such as `{2,5}`), or `+`/`*` when it exceeds `MAX_REPEAT`.
+
+    The grammar writes a count out, one copy (and, past the minimum, one nested
+    group) per repetition; llama.cpp refuses a long chain and crashes on a very long
+    one. The looser repetition accepts every string the count did.
+
+    Examples:
+        >>> _loosened("{3,8}"), _loosened("{2000}"), _loosened("{0,5000}")
+        ('{3,8}', '+', '*')
+    """
+    numbers = [int(part) for part in count[1:-1].split(",") if part]
+    if max(numbers) <= MAX_REPEAT:
+        return count
+    low = 0 if count.startswith("{,") else numbers[0]
+    return "+" if low else "*"
 
 
 def _strip_anchors(pattern: str) -> tuple[str, bool, bool]:
@@ -204,6 +224,6 @@ def _compiles(pattern: str) -> bool:
         warnings.simplefilter("ignore", FutureWarning)
         try:
             re.compile(pattern)
-        except re.error:
+        except (re.error, RecursionError):  # Python's parser recurses once per group.
             return False
     return True

@@ -1,0 +1,180 @@
+"""Checks a schema and a finished grammar must pass, whatever loosening did.
+
+`check_shape` runs before anything recursive touches an untrusted schema (the
+prompt renderer, `json.dumps`, `copy.deepcopy`, the grammar converter): a schema
+nested 100,000 levels deep, one that contains itself, or one holding Python objects
+would otherwise end in an untyped `RecursionError`, `ValueError` or `TypeError`.
+`check_grammar` is the last guard before llama.cpp parses the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from langchain_structx.local._limits import (
+    MAX_GRAMMAR_CHARS,
+    MAX_GRAMMAR_NESTING,
+    MAX_RULE_GROUPS,
+    MAX_SCHEMA_DEPTH,
+    MAX_SCHEMA_NODES,
+)
+
+__all__ = (
+    "builds_object",
+    "check_grammar",
+    "check_shape",
+    "grammar_stats",
+    "refuse",
+    "resolve",
+    "union_branches",
+)
+
+_MAX_INTEGER_BITS = 3_322
+"""About 1,000 decimal digits; `json.dumps` refuses integers past 4,300 digits."""
+
+
+def refuse(message: str) -> NoReturn:
+    """Raise `GrammarError` with `message` (imported late: `_grammar` imports this module)."""
+    from langchain_structx.local._grammar import GrammarError
+
+    raise GrammarError(message)
+
+
+def check_shape(schema: Any) -> None:
+    """Refuse a schema that is not plain JSON, nests too deep, or has too many parts.
+
+    The walk is iterative and stops at the first problem, so it is safe on any input.
+
+    Args:
+        schema: The schema (or a tool definition) as given by the caller.
+
+    Raises:
+        GrammarError: The schema nests deeper than `MAX_SCHEMA_DEPTH`, holds more
+            than `MAX_SCHEMA_NODES` values, or holds something JSON cannot encode.
+
+    Examples:
+        >>> check_shape({"type": "object", "properties": {"a": {"type": "string"}}})
+        >>> deep: dict = {}
+        >>> deep["self"] = deep
+        >>> check_shape(deep)
+        Traceback (most recent call last):
+        ...
+        langchain_structx.local._grammar.GrammarError: the schema nests deeper than 128 levels
+    """
+    pending: list[tuple[Any, int]] = [(schema, 1)]
+    seen = 0
+    while pending:
+        value, depth = pending.pop()
+        seen += 1
+        if isinstance(value, dict):
+            children = list(value.values())
+            if any(not isinstance(key, str) for key in value):
+                refuse("the schema has an object key that is not a string")
+        elif isinstance(value, list | tuple):
+            children = list(value)
+        elif value is None or isinstance(value, str | float):
+            continue
+        elif isinstance(value, int):
+            if value.bit_length() > _MAX_INTEGER_BITS:
+                refuse("the schema holds an integer of more than 1,000 digits")
+            continue
+        else:
+            refuse(f"the schema holds a {type(value).__name__}, which JSON cannot encode")
+        if depth > MAX_SCHEMA_DEPTH:
+            refuse(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        if seen + len(pending) + len(children) > MAX_SCHEMA_NODES:
+            refuse(f"the schema has more than {MAX_SCHEMA_NODES:,} parts")
+        pending.extend((child, depth + 1) for child in children)
+
+
+def grammar_stats(grammar: str) -> tuple[int, int]:
+    r"""Measure GBNF text the way llama.cpp's parser will spend on it.
+
+    Args:
+        grammar: GBNF text, one rule per line.
+
+    Returns:
+        The most groups and repetition operators in one rule (each becomes a rule
+        in llama.cpp), and the deepest nesting of parentheses.
+
+    Examples:
+        >>> grammar_stats('root ::= ("a" ("b")?)? [(]* "(("')
+        (5, 2)
+    """
+    widest = deepest = 0
+    for line in grammar.splitlines():
+        groups = depth = 0
+        index, end = line.find("::=") + 3, len(line)
+        while index < end:
+            char = line[index]
+            if char in '"[':
+                index = _skip_literal(line, index, '"' if char == '"' else "]")
+                continue
+            if char == "(":
+                groups += 1
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char == ")":
+                depth -= 1
+            elif char in "?*+{":
+                groups += 1
+            index += 1
+        widest = max(widest, groups)
+    return widest, deepest
+
+
+def _skip_literal(line: str, start: int, closer: str) -> int:
+    """Index just past the string literal or character class starting at `start`."""
+    index = start + 1
+    while index < len(line) and line[index] != closer:
+        index += 2 if line[index] == "\\" else 1
+    return index + 1
+
+
+def check_grammar(grammar: str) -> str:
+    """Refuse grammar text that llama.cpp would choke on or that is too large.
+
+    Args:
+        grammar: The finished GBNF text.
+
+    Returns:
+        The same text.
+
+    Raises:
+        GrammarError: It is longer than `MAX_GRAMMAR_CHARS`, has a rule with more
+            than `MAX_RULE_GROUPS` groups, or nests deeper than `MAX_GRAMMAR_NESTING`.
+    """
+    if len(grammar) > MAX_GRAMMAR_CHARS:
+        refuse(f"the grammar for this schema would exceed {MAX_GRAMMAR_CHARS:,} characters")
+    groups, depth = grammar_stats(grammar)
+    if groups > MAX_RULE_GROUPS or depth > MAX_GRAMMAR_NESTING:
+        refuse("the grammar for this schema nests too deep for llama.cpp")
+    return grammar
+
+
+def resolve(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
+    """The subschema a local `#/...` reference names (split as the converter splits it)."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None
+    target: Any = root
+    for step in ref[2:].split("/"):
+        if isinstance(target, dict) and step in target:
+            target = target[step]
+        elif isinstance(target, list) and step.isdigit() and int(step) < len(target):
+            target = target[int(step)]
+        else:
+            return None
+    return target if isinstance(target, dict) else None
+
+
+def union_branches(node: dict[str, Any]) -> list[Any] | None:
+    if "oneOf" not in node and "anyOf" not in node:
+        return None
+    branches = node.get("oneOf") or node.get("anyOf")
+    return branches if isinstance(branches, list) else None
+
+
+def builds_object(node: dict[str, Any]) -> bool:
+    """Whether the converter writes `node` as an object with named properties."""
+    extra = node.get("additionalProperties", True)
+    return node.get("type") in (None, "object") and ("properties" in node or extra is not True)
