@@ -9,11 +9,13 @@ it hang on that one text, so a test can kill the command at a known record
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatResult
 
 from langchain_structx.testing import ScriptedChatModel
 
@@ -32,7 +34,26 @@ def _reply(messages: list[BaseMessage], call: Any) -> AIMessage:
     return AIMessage(text, usage_metadata=dict(USAGE))  # type: ignore[arg-type]
 
 
+class _Echo(ScriptedChatModel):
+    """The scripted model, answering async calls on a worker thread.
+
+    The batch runs its records on one event loop. A hanging answer must hang its
+    own record only, as a real client's pending request does: answered on the
+    loop itself (the scripted model's default), it stopped every other record,
+    and whether the records before it were written depended on scheduling.
+    """
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._generate, messages, stop, **kwargs)
+
+
 def echo() -> ScriptedChatModel:
-    return ScriptedChatModel(
+    return _Echo(
         model_name="cli-echo", responses=[_reply] * 1000, profile={"structured_output": True}
     )
