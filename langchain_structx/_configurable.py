@@ -8,8 +8,9 @@ attempt loop starts, so the strategy order, the strict dialect and every
 binding follow the model that answers, and an error of LangChain's (an unknown
 provider, no model named) reaches the caller as LangChain raised it.
 
-LangChain has no public way to build that model, so this module, alone in the
-package, reads three private names of `langchain.chat_models.base`:
+LangChain has no public way to build that model, so this module reads three
+private names of `langchain.chat_models.base` (`_capabilities.chosen_model`, for
+the agent and the graph node, reads the first two):
 
 - the class `_ConfigurableModel`, to recognise such a model (were it renamed,
   the runnable would refuse these models again, as any non-chat model);
