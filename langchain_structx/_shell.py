@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextvars import Token
 from typing import Any, TypeVar
 
-from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -36,7 +35,7 @@ def run(
 ) -> T:
     """Drive `loop` synchronously, calling the model with `call`, and `finish` its result."""
     sink = streaming.EventSink()
-    if _unseen(sink):
+    if not sink.observed:
         return finish(_drive.drive(loop, call), sink)
 
     def watched(step: _engine.CallModel) -> AIMessage:
@@ -54,7 +53,7 @@ async def arun(
 ) -> T:
     """Async form of `run`; stream events buffered by the sink are flushed at the end."""
     sink = streaming.EventSink()
-    if _unseen(sink):
+    if not sink.observed:
         return finish(await _drive.adrive(loop, call), sink)
 
     async def watched(step: _engine.CallModel) -> AIMessage:
@@ -147,22 +146,6 @@ class labelled:  # noqa: N801 - used as a context manager, like contextlib's
 
     def __exit__(self, *exc_info: object) -> None:
         var_child_runnable_config.reset(self._token)
-
-
-def _unseen(sink: streaming.EventSink) -> bool:
-    """Whether nothing of this run's model calls is observed: no events, no labels.
-
-    Labels are read only by callback handlers (tracers, `astream_events`,
-    LangGraph's message stream). A graph run that nobody observes has a callback
-    manager with no handlers, and its children inherit none (a tracer switched on
-    for the run would already be among them), so labelling its model calls, or
-    watching their streams, would only add work to each of them. The surrounding
-    run's config is the same for every call of the run, so this is decided once.
-    """
-    if sink.active:
-        return False
-    callbacks = (var_child_runnable_config.get() or {}).get("callbacks")
-    return isinstance(callbacks, BaseCallbackManager) and not callbacks.handlers
 
 
 def reset_structured_output(state: Any) -> dict[str, Any]:

@@ -263,13 +263,6 @@ def observe(tracker: PartialTracker, *, force_streaming: bool) -> Iterator[None]
         var_child_runnable_config.reset(token)
 
 
-def _streams_events(config: Any) -> bool:
-    # astream_events attaches a streaming handler; without one nobody listens.
-    callbacks = config.get("callbacks")
-    handlers = getattr(callbacks, "handlers", None) or []
-    return any(isinstance(h, _StreamingCallbackHandler) for h in handlers)
-
-
 def custom_stream_writer() -> Callable[[Any], None] | None:
     """LangGraph's stream writer when the caller streams with mode "custom", else None."""
     try:
@@ -289,9 +282,24 @@ class EventSink:
 
     def __init__(self) -> None:
         self.writer = custom_stream_writer()
-        config = var_child_runnable_config.get()
-        self._config = config if config and _streams_events(config) else None
+        config = var_child_runnable_config.get() or {}
+        callbacks = config.get("callbacks")
+        handlers = getattr(callbacks, "handlers", None)
+        # astream_events attaches a streaming handler; without one nobody listens.
+        streams_events = handlers and any(
+            isinstance(h, _StreamingCallbackHandler) for h in handlers
+        )
+        self._config = config if streams_events else None
         self._pending: list[asyncio.Task[Any]] = []
+        # A graph run nobody observes has a callback manager with no handlers,
+        # and its children inherit none (a tracer switched on for the run would
+        # already be among them).
+        self.observed = self.active or not (
+            isinstance(callbacks, BaseCallbackManager) and not handlers
+        )
+        """Whether anything of the run's model calls is seen: events, traces or
+        LangGraph's message stream. When nothing is, labelling the calls or
+        watching their streams would only add work to each of them."""
 
     @property
     def wants_streaming(self) -> bool:
