@@ -19,9 +19,7 @@ the model it was asked for. So each test shows what reached the wire:
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,10 +30,10 @@ from pydantic import BaseModel
 from langchain_structx import StructuredOutputRetryError, ToolStrategy, with_structured_output
 from langchain_structx.errors import UserError
 
-# The fake provider servers live with the provider tests; reused here as they are.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from providers.fakes import FakeOpenAI  # noqa: E402
-from providers.wire import Ask, Reply  # noqa: E402
+from .fakes import FakeOpenAI
+from .wire import Ask, Reply
+
+pytestmark = pytest.mark.integration
 
 MODES = ["invoke", "ainvoke", "stream", "astream"]
 
