@@ -22,7 +22,7 @@ import math
 import reprlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from langchain_structx._exceptions import ValidationIssue
@@ -131,46 +131,93 @@ def _too_deep(limits: Limits) -> str:
     return f"nested deeper than {limits.max_depth} levels"
 
 
-def schema_shape_problem(schema: Any, *, max_depth: int, max_nodes: int) -> str | None:
+def schema_shape_problem(
+    schema: Any, *, max_depth: int, max_nodes: int, tuples: bool = False
+) -> str | None:
     """Describe why `schema` is not a bounded JSON document, or return None.
 
     Shared sub-dicts are fine (the walk tracks the current path, not every node
-    seen), cycles are not.
+    seen), cycles are not. The walk keeps one frame per level of the current
+    path, not every child of every level, so a list of millions of values is
+    refused after `max_nodes` steps without copying it.
+
+    Args:
+        schema: The schema, as given by a caller.
+        max_depth: Most objects and lists a value may sit inside.
+        max_nodes: Most values in the schema (each visit of a shared one counts).
+        tuples: Accept tuples as lists, as `json.dumps` does; otherwise a tuple
+            is a value that is not JSON.
+
+    Returns:
+        The first problem met, ending in its JSON path (such as `at $.properties.a`),
+        or None.
 
     Examples:
         >>> loop: dict = {"type": "object"}
         >>> loop["properties"] = {"self": loop}
         >>> schema_shape_problem(loop, max_depth=64, max_nodes=1000)
         'the schema contains itself at $.properties.self'
+        >>> schema_shape_problem({"enum": (1, 2)}, max_depth=64, max_nodes=1000)
+        'the schema holds a tuple, which is not JSON at $.enum'
+        >>> schema_shape_problem({"enum": (1, 2)}, max_depth=64, max_nodes=1000, tuples=True)
     """
+    containers: tuple[type, ...] = (dict, list, tuple) if tuples else (dict, list)
     on_path: set[int] = set()
-    stack: list[tuple[Any, _Link, int, bool]] = [(schema, None, 0, False)]
-    nodes = 0
-    while stack:
-        node, link, depth, leaving = stack.pop()
-        if leaving:
-            on_path.discard(id(node))
-            continue
+    # The containers on the current path, each with the children it has left.
+    frames: list[tuple[int, _Link, int, Iterator[tuple[str | int, Any]]]] = []
+    node, link, depth, nodes = schema, None, 0, 0
+    while True:
         nodes += 1
-        problem = _schema_node_problem(node, depth, nodes, on_path, max_depth, max_nodes)
+        problem = _schema_node_problem(
+            node, depth, nodes, on_path, max_depth, max_nodes, containers
+        )
         if problem is not None:
             return f"{problem} at {ValidationIssue(_materialise(link), '').location}"
-        if isinstance(node, (dict, list)):
+        if isinstance(node, containers):
             on_path.add(id(node))
-            stack.append((node, link, depth, True))
-            pairs = node.items() if isinstance(node, dict) else enumerate(node)
-            stack.extend((item, (key, link), depth + 1, False) for key, item in pairs)
+            frames.append((id(node), link, depth, _children_last_first(node)))
+        step = _next_child(frames, on_path)
+        if step is None:
+            return None
+        node, link, depth = step
+
+
+def _children_last_first(node: Any) -> Iterator[tuple[str | int, Any]]:
+    # Last first: the order in which the walk has always reported problems.
+    if isinstance(node, dict):
+        return reversed(node.items())
+    return zip(range(len(node) - 1, -1, -1), reversed(node), strict=True)
+
+
+def _next_child(
+    frames: list[tuple[int, _Link, int, Iterator[tuple[str | int, Any]]]], on_path: set[int]
+) -> tuple[Any, _Link, int] | None:
+    """The next value to visit, leaving the containers that have none left."""
+    while frames:
+        node_id, link, depth, children = frames[-1]
+        step = next(children, None)
+        if step is not None:
+            key, child = step
+            return child, (key, link), depth + 1
+        on_path.discard(node_id)
+        frames.pop()
     return None
 
 
 def _schema_node_problem(
-    node: Any, depth: int, nodes: int, on_path: set[int], max_depth: int, max_nodes: int
+    node: Any,
+    depth: int,
+    nodes: int,
+    on_path: set[int],
+    max_depth: int,
+    max_nodes: int,
+    containers: tuple[type, ...],
 ) -> str | None:
     if nodes > max_nodes:
         return f"the schema has more than {max_nodes} parts"
     if depth > max_depth:
         return f"the schema is nested deeper than {max_depth} levels"
-    if isinstance(node, (dict, list)):
+    if isinstance(node, containers):
         if id(node) in on_path:
             return "the schema contains itself"
         if isinstance(node, dict) and not all(isinstance(key, str) for key in node):

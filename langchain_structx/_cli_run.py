@@ -42,6 +42,8 @@ CONTEXT_ERROR = "ContextWindowError"
 MISSING_TEXT = "MissingTextError"
 """The error type of a record that has no text to extract from."""
 _CONTEXT = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+"""llama-cpp-python's untyped error, as another llama.cpp chat model (`--model python:`)
+raises it, or as a server running an older langchain-structx reports it."""
 
 
 class Runner(Protocol):
@@ -61,21 +63,36 @@ class Runner(Protocol):
 def describe(exc: BaseException) -> tuple[str, str]:
     """The error type and message to report for `exc`.
 
+    The embedded model's `ContextWindowError` (and the same failure from any model
+    built on llama-cpp-python) is reported with a hint to raise `--n-ctx`.
+
     Examples:
+        >>> from langchain_structx.local import ContextWindowError
+        >>> print(*describe(ContextWindowError(9000, 4096)))  # doctest: +NORMALIZE_WHITESPACE
+        ContextWindowError the text needs 9000 tokens but the model's context window
+        holds 4096; raise --n-ctx or shorten the text
         >>> describe(ValueError("Requested tokens (9000) exceed context window of 4096"))[0]
         'ContextWindowError'
     """
+    from langchain_structx.local import ContextWindowError  # only now: it is rarely needed
+
     message = str(exc)
+    if isinstance(exc, ContextWindowError):
+        needed = "more" if exc.needed is None else str(exc.needed)
+        return CONTEXT_ERROR, _context_hint(needed, exc.window)
     found = _CONTEXT.search(message)
     if found:
-        needed, window = found.groups()
-        return CONTEXT_ERROR, (
-            f"the text needs {needed} tokens but the model's context window holds {window}; "
-            "raise --n-ctx or shorten the text"
-        )
+        return CONTEXT_ERROR, _context_hint(*found.groups())
     # A run that failed on a server reports the exception the server raised.
     name = exc.error_type if isinstance(exc, RemoteRunError) else type(exc).__name__
     return name, message
+
+
+def _context_hint(needed: str | int, window: str | int) -> str:
+    return (
+        f"the text needs {needed} tokens but the model's context window holds {window}; "
+        "raise --n-ctx or shorten the text"
+    )
 
 
 def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Runner]) -> int:

@@ -43,7 +43,9 @@ defined beside them and all under `StructxError`::
     │   └── OutputFileError             structx: an --output it cannot write (_outfile)
     ├── LocalModelError                 the embedded model (local._weights)
     │   ├── WeightsError                missing or altered weights
-    │   └── GrammarError                a schema llama.cpp's grammar cannot express
+    │   ├── GrammarError                a schema llama.cpp's grammar cannot express
+    │   └── ContextWindowError (+ ValueError)
+    │                                   a prompt with no room left for the answer
     └── ScriptExhaustedError (+ RuntimeError)
                                         testing.ScriptedChatModel ran out of replies
 

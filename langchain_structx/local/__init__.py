@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from langchain_structx.local._context import ContextWindowError
 from langchain_structx.local._grammar import GrammarError
 from langchain_structx.local._model import LocalChatModel
 from langchain_structx.local._weights import LocalModelError, WeightsError, ensure_weights
@@ -62,6 +63,7 @@ def load_default_model(**kwargs: Any) -> LocalChatModel:
 
 
 __all__ = (
+    "ContextWindowError",
     "GrammarError",
     "LocalChatModel",
     "LocalModelError",

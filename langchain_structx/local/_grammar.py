@@ -16,11 +16,10 @@ loosened enough are refused with a `GrammarError`.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_structx.errors import UserError
@@ -107,7 +106,7 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         schema: A JSON schema; it is not modified.
 
     Returns:
-        A loosened deep copy.
+        A loosened copy, as plain JSON (tuples become lists, as for the converter).
 
     Raises:
         GrammarError: The schema is not plain JSON, nests deeper than
@@ -121,7 +120,9 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         {'type': 'string'}
     """
     check_shape(schema)
-    clean = copy.deepcopy(dict(schema))
+    # Exactly what the converter will read: a tuple of subschemas is a list there,
+    # so it must be one here, or its patterns and counts would escape the bounds.
+    clean: dict[str, Any] = json.loads(json.dumps(schema))
     budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
     for node in schema_nodes(clean):
         pattern = node.get("pattern")
@@ -310,3 +311,25 @@ def constrain_output(
     if schema is not None:
         return OutputConstraint("json", schema)
     return OutputConstraint("auto_tool", None, available) if available else OutputConstraint("text")
+
+
+def checked_json(constraint: OutputConstraint) -> OutputConstraint:
+    """`constraint` with its schemas checked by `check_shape`, then as plain JSON.
+
+    They are checked before anything recursive (the prompt renderer, `json.dumps`)
+    reads them, then copied through JSON so that what follows (the prompt, the
+    grammar) reads a tuple as the list `json.dumps` makes of it.
+
+    Raises:
+        GrammarError: A schema fails `check_shape`.
+
+    Examples:
+        >>> checked_json(OutputConstraint("json", {"enum": ("a", "b")})).schema
+        {'enum': ['a', 'b']}
+    """
+    for schema in (constraint.schema, *constraint.tools):
+        if schema is not None:
+            check_shape(schema)
+    schema = None if constraint.schema is None else json.loads(json.dumps(constraint.schema))
+    tools = tuple(json.loads(json.dumps(tool)) for tool in constraint.tools)
+    return replace(constraint, schema=schema, tools=tools)

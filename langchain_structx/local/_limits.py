@@ -13,7 +13,8 @@ the answer is still validated against the original schema.
 from __future__ import annotations
 
 MAX_SCHEMA_DEPTH = 128
-"""Deepest nesting of JSON objects and lists in a schema; deeper is a `GrammarError`."""
+"""Most JSON objects and lists a value in a schema may sit inside; deeper is a
+`GrammarError`."""
 
 MAX_SCHEMA_NODES = 100_000
 """Most JSON values (each visit of a shared one counts) in a schema; more is a

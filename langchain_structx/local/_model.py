@@ -23,9 +23,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_structx._binding import ToolChoice, ToolLike
+from langchain_structx.local._context import typed_chunks, typed_overflow
 from langchain_structx.local._grammar import (
     GrammarError,
     OutputConstraint,
+    checked_json,
     constrain_output,
     schema_to_gbnf,
 )
@@ -36,7 +38,6 @@ from langchain_structx.local._messages import (
     with_tools,
 )
 from langchain_structx.local._sampling import install_fast_greedy
-from langchain_structx.local._schema_shape import check_shape
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
 
@@ -216,13 +217,11 @@ class LocalChatModel(BaseChatModel):
     def _request(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> tuple[OutputConstraint, dict[str, Any]]:
-        constraint = constrain_output(
-            kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
+        constraint = checked_json(
+            constrain_output(
+                kwargs.get("tools"), kwargs.get("tool_choice"), kwargs.get("response_format")
+            )
         )
-        # Before anything recursive (the prompt renderer, json.dumps) reads them.
-        for schema in (constraint.schema, *constraint.tools):
-            if schema is not None:
-                check_shape(schema)
         prompt = to_llama_messages(messages, nudge=constraint.mode != "forced_tool")
         if constraint.mode in ("forced_tool", "auto_tool"):
             with_tools(prompt, constraint.tools, forced=constraint.mode == "forced_tool")
@@ -245,7 +244,11 @@ class LocalChatModel(BaseChatModel):
         gbnf = request.pop("gbnf", None)
         if gbnf is not None:
             request["grammar"] = _grammar(loaded, gbnf)
-        return loaded.llama.create_chat_completion(stream=stream, **request)
+        # Counting the prompt first would mean rendering the chat template twice:
+        # llama-cpp-python's own check is exact, so its error is given a type.
+        with typed_overflow():
+            response = loaded.llama.create_chat_completion(stream=stream, **request)
+        return typed_chunks(response) if stream else response
 
     def _generate(
         self,

@@ -1,9 +1,9 @@
 """Checks a schema and a finished grammar must pass, whatever loosening did.
 
 `check_shape` runs before anything recursive touches an untrusted schema (the
-prompt renderer, `json.dumps`, `copy.deepcopy`, the grammar converter): a schema
-nested 100,000 levels deep, one that contains itself, or one holding Python objects
-would otherwise end in an untyped `RecursionError`, `ValueError` or `TypeError`.
+prompt renderer, `json.dumps`, the grammar converter): a schema nested 100,000
+levels deep, one that contains itself, or one holding Python objects would
+otherwise end in an untyped `RecursionError`, `ValueError` or `TypeError`.
 `check_grammar` is the last guard before llama.cpp parses the text.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from langchain_structx._bounds import schema_shape_problem
+from langchain_structx._clip import MESSAGE_CHARS, clip
 from langchain_structx.local._limits import (
     MAX_GRAMMAR_CHARS,
     MAX_GRAMMAR_NESTING,
@@ -29,9 +31,6 @@ __all__ = (
     "union_branches",
 )
 
-_MAX_INTEGER_BITS = 3_322
-"""About 1,000 decimal digits; `json.dumps` refuses integers past 4,300 digits."""
-
 
 def refuse(message: str) -> NoReturn:
     """Raise `GrammarError` with `message` (imported late: `_grammar` imports this module)."""
@@ -43,48 +42,37 @@ def refuse(message: str) -> NoReturn:
 def check_shape(schema: Any) -> None:
     """Refuse a schema that is not plain JSON, nests too deep, or has too many parts.
 
-    The walk is iterative and stops at the first problem, so it is safe on any input.
+    This is the walk the strategies run on every schema they accept
+    (`_bounds.schema_shape_problem`), with the local bounds, and with tuples taken
+    as lists since `json.dumps` writes them so. It is iterative and stops at the
+    first problem, so it is safe on any input.
 
     Args:
         schema: The schema (or a tool definition) as given by the caller.
 
     Raises:
-        GrammarError: The schema nests deeper than `MAX_SCHEMA_DEPTH`, holds more
-            than `MAX_SCHEMA_NODES` values, or holds something JSON cannot encode.
+        GrammarError: The schema contains itself, has a value inside more than
+            `MAX_SCHEMA_DEPTH` objects and lists, holds more than `MAX_SCHEMA_NODES`
+            values, or holds something JSON cannot encode (an object key that is
+            not a string, NaN or infinity, an integer of more than 1,000 digits,
+            a set or any other Python object). The message ends in the JSON path
+            of the offending value.
 
     Examples:
-        >>> check_shape({"type": "object", "properties": {"a": {"type": "string"}}})
-        >>> deep: dict = {}
-        >>> deep["self"] = deep
-        >>> check_shape(deep)
+        >>> check_shape({"type": "object", "required": ("a",)})
+        >>> loop: dict = {"type": "array"}
+        >>> loop["items"] = loop
+        >>> check_shape(loop)
         Traceback (most recent call last):
         ...
-        langchain_structx.local._grammar.GrammarError: the schema nests deeper than 128 levels
+        langchain_structx.local._grammar.GrammarError: the schema contains itself at $.items
     """
-    pending: list[tuple[Any, int]] = [(schema, 1)]
-    seen = 0
-    while pending:
-        value, depth = pending.pop()
-        seen += 1
-        if isinstance(value, dict):
-            children = list(value.values())
-            if any(not isinstance(key, str) for key in value):
-                refuse("the schema has an object key that is not a string")
-        elif isinstance(value, list | tuple):
-            children = list(value)
-        elif value is None or isinstance(value, str | float):
-            continue
-        elif isinstance(value, int):
-            if value.bit_length() > _MAX_INTEGER_BITS:
-                refuse("the schema holds an integer of more than 1,000 digits")
-            continue
-        else:
-            refuse(f"the schema holds a {type(value).__name__}, which JSON cannot encode")
-        if depth > MAX_SCHEMA_DEPTH:
-            refuse(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
-        if seen + len(pending) + len(children) > MAX_SCHEMA_NODES:
-            refuse(f"the schema has more than {MAX_SCHEMA_NODES:,} parts")
-        pending.extend((child, depth + 1) for child in children)
+    problem = schema_shape_problem(
+        schema, max_depth=MAX_SCHEMA_DEPTH, max_nodes=MAX_SCHEMA_NODES, tuples=True
+    )
+    if problem is not None:
+        # The path may hold keys of any length: keep the message readable.
+        refuse(clip(problem, MESSAGE_CHARS))
 
 
 def grammar_stats(grammar: str) -> tuple[int, int]:
