@@ -5,7 +5,8 @@ whole value and choke on numbers no JSON parser should have produced. Everything
 here is iterative and bounded, so it can run first on a value nobody trusts:
 
 - `shape_issue` finds the first value that is nested too deeply, an integer with
-  too many digits, a non-finite float or a non-string object key.
+  too many digits, a non-finite float or a non-string object key, and refuses a
+  value whose strings and keys hold more characters than a reply may.
 - `schema_shape_problem` does the same for a schema, which must also be JSON-like
   (no cycles, no foreign types).
 - `preview` renders a value in at most a given number of characters.
@@ -93,35 +94,71 @@ def _leaf_problem(value: Any, limits: Limits) -> str | None:
 def shape_issue(value: Any, limits: Limits) -> tuple[ValidationIssue | None, int]:
     """Return the first shape problem of `value` (or None) and its deepest nesting.
 
+    A value arrives parsed when the client read it (tool-call arguments), so its
+    size is bounded here: the characters of its strings and object keys count
+    against `limits.max_reply_chars`, as the text of a reply does before parsing.
+
     Examples:
         >>> shape_issue({"a": [1, float("nan")]}, Limits())
         (ValidationIssue(path=('a', 1), message='nan is not a JSON number'), 2)
         >>> shape_issue([[[]]], Limits(max_depth=2))[0].message
         'nested deeper than 2 levels'
+        >>> shape_issue({"a": "x" * 20}, Limits(max_reply_chars=10))[0].message
+        'the value holds more than 10 characters'
     """
     if not isinstance(value, _CONTAINERS):
         problem = _leaf_problem(value, limits)
+        if problem is None and isinstance(value, str) and len(value) > limits.max_reply_chars:
+            problem = _too_large(limits)
         return (None if problem is None else ValidationIssue((), problem)), 0
-    # Only containers go on the stack; scalars are checked where they are met,
-    # and only numbers can be wrong.
+    # Only containers go on the stack; scalars are checked where they are met:
+    # numbers can be wrong, and strings count towards the size.
     stack: list[tuple[Any, _Link, int]] = [(value, None, 0)]
     deepest = 0
+    room = limits.max_reply_chars
     while stack:
         node, link, depth = stack.pop()
         if depth >= limits.max_depth:
             return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
         deepest = max(deepest, depth + 1)
-        is_object = isinstance(node, dict)
-        for key, item in node.items() if is_object else enumerate(node):
-            if is_object and not isinstance(key, str):
-                return ValidationIssue(_materialise(link), "object keys must be strings"), deepest
-            if isinstance(item, _CONTAINERS):
-                stack.append((item, (key, link), depth + 1))
-            elif isinstance(item, (int, float)):
-                problem = _leaf_problem(item, limits)
-                if problem is not None:
-                    return ValidationIssue(_materialise((key, link)), problem), deepest
+        issue, used = _scan(node, link, depth, stack, limits)
+        room -= used
+        if issue is None and room < 0:
+            issue = ValidationIssue((), _too_large(limits))
+        if issue is not None:
+            return issue, deepest
     return None, deepest
+
+
+def _scan(
+    node: Any, link: _Link, depth: int, stack: list[tuple[Any, _Link, int]], limits: Limits
+) -> tuple[ValidationIssue | None, int]:
+    """Check one container's keys and scalars and queue its containers.
+
+    Returns:
+        The first problem met (or None), and the characters of the keys and
+        strings seen up to there.
+    """
+    used = 0
+    is_object = isinstance(node, dict)
+    for key, item in node.items() if is_object else enumerate(node):
+        if is_object:
+            if not isinstance(key, str):
+                return ValidationIssue(_materialise(link), "object keys must be strings"), used
+            used += len(key)
+        if isinstance(item, str):
+            used += len(item)
+        elif isinstance(item, _CONTAINERS):
+            stack.append((item, (key, link), depth + 1))
+        elif isinstance(item, (int, float)):
+            problem = _leaf_problem(item, limits)
+            if problem is not None:
+                return ValidationIssue(_materialise((key, link)), problem), used
+    return None, used
+
+
+def _too_large(limits: Limits) -> str:
+    return f"the value holds more than {limits.max_reply_chars} characters"
 
 
 _CONTAINERS = (dict, list, tuple)

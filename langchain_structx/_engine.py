@@ -256,10 +256,10 @@ def attempt_loop(
             with `retry` set, so the shell asks again in its next graph step
             (where every other middleware sees the call).
         earlier: The error objects of this run's earlier steps, if the shell kept them.
-        runs_tools: Whether the shell runs the model's other tool calls (an
-            agent does). A shell that runs none (a node, the runnable) gets
-            such calls as failed attempts, each call answered, and the run
-            always ends with an answer or an error.
+        runs_tools: Whether the shell runs the model's calls to `tools` (an
+            agent does). Calls that name none of them, and any call in a shell
+            that runs none (a node, the runnable), are failed attempts, each
+            call answered, so the run always ends with an answer or an error.
 
     Yields:
         Steps for the driver to perform.
@@ -307,7 +307,8 @@ def attempt_loop(
             continue
         usage = run.add_usage(message)
         attempt = run.progress["attempts"] + 1
-        seen = interpret(plan, spec, message, attempt=attempt, usage=usage, runs_tools=runs_tools)
+        runs = user_tools if runs_tools else None
+        seen = interpret(plan, spec, message, attempt=attempt, usage=usage, runs=runs)
         if seen.outcome is None:
             # Turns spent calling ordinary tools cost tokens but are not attempts.
             return run.pending([message])
@@ -318,17 +319,18 @@ def attempt_loop(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
             )
         text = yield from _feedback.feedback(run.fail(strategy, seen.outcome.error))
+        sent = _feedback.resendable(message, plan.limits)
         replies = _feedback.replies(seen.outcome, text)
         if seen.ordinary_calls:
-            return run.pending([message, *replies])
+            return run.pending([sent, *replies])
         # A broken route (not a wrong answer) is left for the next strategy, which
         # starts afresh, without this route's attempts and feedback in view.
         broken = _route_broken(run, memory, model, order)
         if broken:
             order = _fall_back(run, order, seen.outcome.error)
         if one_call:
-            return run.pending([message, *replies], retry=True, hide=broken)
-        run.history = [] if broken else [*run.history, message, *replies]
+            return run.pending([sent, *replies], retry=True, hide=broken)
+        run.history = [] if broken else [*run.history, sent, *replies]
 
 
 def _order(

@@ -7,6 +7,7 @@ was built; here it is only applied. Everything in this module is driven by
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from langchain_structx.errors import (
     FailureKind,
     StructuredOutputRetryError,
 )
+from langchain_structx.limits import Limits
 from langchain_structx.strategies import ErrorContext, StrategyName
 
 ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
@@ -135,6 +137,70 @@ def replies(failed: Failed, text: str) -> list[BaseMessage]:
         ToolMessage(content=content, tool_call_id=call_id, name=name, status="error", id=_new_id())
         for call_id, name, content in answers
     ]
+
+
+def resendable(message: AIMessage, limits: Limits) -> AIMessage:
+    """`message` as a client can send it back, with the feedback, for the next attempt.
+
+    Some clients parse NaN or an infinity in a reply's tool-call arguments but
+    refuse to serialise one (Anthropic's SDK), so the failed reply would break
+    the retry. Such numbers go back as null; the feedback names them.
+    """
+    calls = message.tool_calls
+    fixed = [{**call, "args": _finite_copy(call["args"], limits)} for call in calls]
+    if all(new["args"] is old["args"] for new, old in zip(fixed, calls, strict=True)):
+        return message
+    return message.model_copy(update={"tool_calls": fixed})
+
+
+def _finite_copy(value: Any, limits: Limits) -> Any:
+    """`value` with NaN and infinities as None; `value` itself when it holds none.
+
+    Containers nested deeper than `limits.max_depth` become None too, so the copy
+    is bounded whatever the value (even one that contains itself).
+
+    Examples:
+        >>> _finite_copy({"a": [1.5, float("nan")], "b": "NaN"}, Limits())
+        {'a': [1.5, None], 'b': 'NaN'}
+    """
+    if not _holds_non_finite(value, limits.max_depth):
+        return value
+    if not isinstance(value, _CONTAINERS):
+        return None
+    root: Any = {} if isinstance(value, dict) else [None] * len(value)
+    stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
+    while stack:
+        source, target, depth = stack.pop()
+        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
+            if isinstance(item, float) and not math.isfinite(item):
+                item = None
+            elif isinstance(item, _CONTAINERS):
+                copy: Any = {} if isinstance(item, dict) else [None] * len(item)
+                if depth < limits.max_depth:
+                    stack.append((item, copy, depth + 1))
+                item = copy if depth < limits.max_depth else None
+            target[key] = item
+    return root
+
+
+def _holds_non_finite(value: Any, max_depth: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return True
+        if isinstance(node, _CONTAINERS):
+            if depth >= max_depth:
+                return True  # cut off in the copy
+            stack.extend((item, depth + 1) for item in _values(node))
+    return False
+
+
+def _values(node: Any) -> Any:
+    return node.values() if isinstance(node, dict) else node
+
+
+_CONTAINERS = (dict, list, tuple)
 
 
 def _new_id() -> str:

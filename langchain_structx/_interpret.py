@@ -110,13 +110,13 @@ def interpret(
     *,
     attempt: int = 1,
     usage: UsageMetadata | None = None,
-    runs_tools: bool = True,
+    runs: frozenset[str] | None,
 ) -> Interpretation:
     """Interpret `message` as the answer to a call made with `spec`.
 
-    A failure is created with its context (`message`, `attempt`, `usage`), never
-    completed afterwards. When the caller runs no tools (`runs_tools` False),
-    calls to other tools are not ordinary calls but a failed attempt.
+    Calls to other tools are left to the caller only when it runs tools (`runs`:
+    their names, else None) and one names one of them; otherwise they are a
+    failed attempt, so a model that keeps inventing tools runs out of retries.
     """
     at = Stamp(message, attempt, usage)
     refusal = refusal_text(message)
@@ -128,7 +128,9 @@ def interpret(
         seen = Interpretation(None, ordinary_calls=True)
     else:
         return Interpretation(_from_text(plan, at, spec.restore))
-    if runs_tools or not seen.ordinary_calls or isinstance(seen.outcome, Found):
+    if not seen.ordinary_calls or isinstance(seen.outcome, Found):
+        return seen
+    if runs is not None and any(c["name"] in runs for c in message.tool_calls):
         return seen
     return Interpretation(_stray(plan, spec, at, seen.outcome))
 
@@ -169,6 +171,11 @@ def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation
         return Interpretation(Failed(error, ids), ordinary)
     if valid:
         call = valid[0]
+        if is_truncated(at.message):
+            # Clients merge streamed arguments leniently (and Anthropic hands back
+            # a cut-off call as it stands): a call can look whole when it is not.
+            cut = f"The call to '{call['name']}' was cut off by the token limit."
+            return Interpretation(Failed(TruncatedOutputError(cut, **at.fields()), ids), ordinary)
         outcome = _decode_args(plan, call["name"], call["args"], at, (), restores, ids)
         return Interpretation(outcome, ordinary)
     if broken:
@@ -274,10 +281,8 @@ def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
 
 def _parse_failure(name: str, exc: JSONParseError, at: Stamp) -> AttemptError:
     if isinstance(exc, TruncatedJSONError) or is_truncated(at.message):
-        return TruncatedOutputError(
-            f"The output for '{name}' was cut off before the JSON was complete: {exc}",
-            **at.fields(),
-        )
+        cut = f"The output for '{name}' was cut off before the JSON was complete: {exc}"
+        return TruncatedOutputError(cut, **at.fields())
     return InvalidOutputError(name, exc, **at.fields())
 
 
