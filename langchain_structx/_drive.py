@@ -50,17 +50,22 @@ AsyncModelStreamer: TypeAlias = Callable[[CallModel], AsyncIterator[Any]]
 
 
 def drive(loop: Generator[Step, Any, RunResult], call_model: ModelCaller) -> RunResult:
-    """Run the loop synchronously."""
-    # A stream of model calls that yield nothing but their reply ends with one item.
-    try:
-        (done,) = drive_stream(loop, lambda step: iter((Done(call_model(step)),)))
-    except RuntimeError as exc:
-        # A generator turns a StopIteration raised in it into this; the model's
-        # own StopIteration is raised as the model raised it.
-        if isinstance(exc.__cause__, StopIteration):
-            raise exc.__cause__ from None
-        raise
-    return done.value  # type: ignore[no-any-return]
+    """Run the loop synchronously.
+
+    `drive_stream` with nothing to stream, without its generator: this runs
+    around every model call of an agent.
+    """
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        done, step = _advance(loop, send, error)
+        if done:
+            return step  # type: ignore[no-any-return]
+        send, error = None, None
+        try:
+            send = call_model(step) if isinstance(step, CallModel) else _invoke_sync(step)
+        except Exception as exc:
+            send, error = _failed(step, exc)
 
 
 async def adrive(loop: Generator[Step, Any, RunResult], call_model: AsyncModelCaller) -> RunResult:
