@@ -42,7 +42,7 @@ from typing_extensions import TypedDict
 
 from langchain_structx._decode import all_finite, needs_number_checks
 from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
-from langchain_structx.limits import DEFAULT_LIMITS
+from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
 
@@ -68,11 +68,12 @@ class StructuredOutputEvent(TypedDict):
 Emit = Callable[[StructuredOutputEvent], None]
 
 
-def partial_value(text: str) -> Any:
+def partial_value(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Best-effort value of a JSON prefix, holding only what can no longer change.
 
     Leading prose or a code fence is skipped. A number at the very end is left
-    out, since more digits may follow.
+    out, since more digits may follow. Nothing is shown for a text longer than
+    `limits.max_reply_chars`, which the answer itself would not be read past.
 
     Examples:
         >>> partial_value('Sure: {"name": "Ad')
@@ -81,7 +82,7 @@ def partial_value(text: str) -> Any:
         {}
     """
     start = _json_start(text)
-    if start < 0:
+    if start < 0 or len(text) > limits.max_reply_chars:
         return None
     # One strip for the whole number tail: trimming one character at a time
     # would copy the text once per digit, which is quadratic in a long number.
@@ -92,7 +93,7 @@ def partial_value(text: str) -> Any:
         return None
     # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the
     # end, so show nothing rather than a value no JSON encoder will write.
-    if needs_number_checks(body, DEFAULT_LIMITS) and not all_finite(value):
+    if needs_number_checks(body, limits) and not all_finite(value):
         return None
     return value
 
@@ -107,25 +108,32 @@ def _json_start(text: str) -> int:
 class _Buffer:
     """Accumulates one stream of text and decides when to read it again."""
 
-    __slots__ = ("_parts", "_size", "_next_read", "last")
+    __slots__ = ("_parts", "_size", "_next_read", "_limits", "last")
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._parts: list[str] = []
         self._size = 0
         self._next_read = MIN_STEP
+        self._limits = limits
         self.last: Any = None
 
     def add(self, piece: str) -> bool:
-        """Add text; True when it has grown enough to be read again."""
+        """Add text; True when it has grown enough to be read again.
+
+        Past `max_reply_chars` the text is no longer kept nor read: the answer
+        will be refused unread, and its partial values would show what it holds.
+        """
+        if self._size > self._limits.max_reply_chars:
+            return False
         self._parts.append(piece)
         self._size += len(piece)
-        return self._size >= self._next_read
+        return self._size >= self._next_read and self._size <= self._limits.max_reply_chars
 
     def read(self) -> Any:
         text = "".join(self._parts)
         self._parts = [text]
         self._next_read = self._size + max(MIN_STEP, int(self._size * _GROWTH))
-        return partial_value(text)
+        return partial_value(text, self._limits)
 
 
 class PartialTracker:
@@ -168,7 +176,7 @@ class PartialTracker:
     def _grow(self, key: int, text: str, kind: str | None) -> None:
         buffer = self._buffers.get(key)
         if buffer is None:
-            buffer = self._buffers[key] = _Buffer()
+            buffer = self._buffers[key] = _Buffer(self._plan.limits)
         if not text or not buffer.add(text):
             return
         value = buffer.read()

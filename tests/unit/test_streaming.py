@@ -172,3 +172,29 @@ def test_union_partials_name_the_kind_once_known():
 )
 def test_partial_value(text, value):
     assert partial_value(text) == value
+
+
+def test_no_partial_value_past_the_reply_limit() -> None:
+    from langchain_structx.limits import Limits
+
+    text = '{"name": "' + "a" * 50 + '"}'
+    assert partial_value(text, Limits(max_reply_chars=len(text))) == {"name": "a" * 50}
+    assert partial_value(text, Limits(max_reply_chars=len(text) - 1)) is None
+
+
+def test_partials_stop_where_the_answer_would_be_refused_unread() -> None:
+    from langchain_structx._plan import build_plan
+    from langchain_structx.limits import Limits
+    from langchain_structx.streaming import PartialTracker
+
+    plan = build_plan(ProviderStrategy(Contact, limits=Limits(max_reply_chars=1_000)))
+    events: list = []
+    tracker = PartialTracker(plan, "provider", 1, events.append)
+    from langchain_core.messages import AIMessageChunk
+
+    tracker.feed(AIMessageChunk(content='{"name": "' + "a" * 600))
+    shown = [e["value"]["name"] for e in events]
+    assert shown and len(shown[-1]) == 600
+    tracker.feed(AIMessageChunk(content="b" * 600))
+    tracker.feed(AIMessageChunk(content='"}'))
+    assert [e["value"]["name"] for e in events] == shown  # nothing past 1,000 characters
