@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 from typing import Any, NotRequired
 
@@ -38,17 +37,14 @@ from langchain_structx import (
 )
 from langchain_structx.graphs import build_extraction_graph
 
-from .clients import FAKES, client
-from .wire import Ask, FakeProvider, Rendered, Reply, _sse
+from .clients import client
+from .hostile import MARK, STRING_ARGS, answer, call, raw_fake, script, within
+from .wire import Ask, FakeProvider, Reply
 
 pytestmark = pytest.mark.integration
 
 THREE = ("openai", "anthropic", "gemini")
-STRING_ARGS = ("openai", "openai_responses")  # tool arguments travel as a JSON string
-HANG_SECONDS = 60.0
 PROMPT = "Describe the parcel as JSON."
-
-MARK = "@R@"  # short enough to stay in one streamed chunk of every fake
 
 
 class Parcel(BaseModel):
@@ -63,104 +59,6 @@ class State(MessagesState):
 
 
 # -- the wire (copied from test_hostile_wire.py) --------------------------------------
-
-
-def _raw_fake(provider: str, model: Callable[[Ask], Reply], raw: str | None = None) -> Any:
-    """The provider's fake, writing `raw` where a reply carries `MARK`."""
-    base = FAKES[provider]
-
-    class Raw(base):  # type: ignore[valid-type,misc]
-        def __init__(self, model: Callable[[Ask], Reply]) -> None:
-            super().__init__(model)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.02,), daemon=True
-            )
-
-        def _handler(self) -> Any:
-            handler = super()._handler()
-
-            class Handler(handler):  # type: ignore[valid-type,misc]
-                def _send(self, out: Rendered) -> None:
-                    if out.status == 200 and out.events:
-                        text = "".join(_sse(e, d).decode() for e, d in out.events)
-                        kind = "text/event-stream"
-                    else:
-                        text = json.dumps(out.body)
-                        kind = "application/json"
-                    if raw is not None:
-                        text = text.replace(json.dumps(json.dumps(MARK)), json.dumps(raw))
-                        if provider in STRING_ARGS:
-                            text = text.replace(json.dumps(MARK), json.dumps(raw))
-                        else:
-                            text = text.replace(f'"args": {json.dumps(MARK)}', f'"args": {raw}')
-                            text = text.replace(f'"input": {json.dumps(MARK)}', f'"input": {raw}')
-                            text = text.replace(json.dumps(MARK), json.dumps(raw))
-                    payload = text.encode("utf-8", "surrogatepass")
-                    self.send_response(out.status)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.send_header("Connection", "close")
-                    self.close_connection = True
-                    self.end_headers()
-                    self.wfile.write(payload)
-
-            return Handler
-
-    server: FakeProvider = Raw(model)
-    return server
-
-
-def _script(*replies: Reply | Callable[[Ask], Reply]) -> Callable[[Ask], Reply]:
-    """A model that gives `replies` in turn, repeating the last one."""
-    seen = {"n": 0}
-
-    def model(ask: Ask) -> Reply:
-        reply = replies[min(seen["n"], len(replies) - 1)]
-        seen["n"] += 1
-        return reply(ask) if callable(reply) else reply
-
-    return model
-
-
-def _call(args: Any, name: str | None = None, **kw: Any) -> Callable[[Ask], Reply]:
-    """A reply that calls the forced (or first) tool, or `name`, with `args`."""
-
-    def reply(ask: Ask) -> Reply:
-        called = name if name is not None else (ask.forced or next(iter(ask.tools), "Parcel"))
-        return Reply(calls=((called, args),), **kw)
-
-    return reply
-
-
-def _answer(value: Any) -> Callable[[Ask], Reply]:
-    """A well-behaved reply of `value` by whatever route the request offers."""
-
-    def reply(ask: Ask) -> Reply:
-        if ask.kind == "tool":
-            return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))
-        return Reply(text=json.dumps(value))
-
-    return reply
-
-
-def _within(fn: Callable[[], Any]) -> Any:
-    """Run `fn`, failing the test if it does not return in `HANG_SECONDS` (a hang guard)."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
-    if thread.is_alive():
-        pytest.fail(f"no answer within {HANG_SECONDS} s: the run hangs")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 # -- the two faces --------------------------------------------------------------------
@@ -213,16 +111,16 @@ def _lcel(
     """One run of the runnable: its output (or raised error) and the streamed partials."""
     runnable = with_structured_output(client(provider, server), strategy, include_raw=include_raw)
     if mode == "invoke":
-        return _within(lambda: runnable.invoke(PROMPT)), []
+        return within(lambda: runnable.invoke(PROMPT)), []
     if mode == "ainvoke":
-        return _within(lambda: asyncio.run(runnable.ainvoke(PROMPT))), []
+        return within(lambda: asyncio.run(runnable.ainvoke(PROMPT))), []
     if mode == "batch":
-        (out,) = _within(lambda: runnable.batch([PROMPT]))
+        (out,) = within(lambda: runnable.batch([PROMPT]))
         return out, []
     if mode == "stream":
-        items, error = _within(lambda: _collect(runnable.stream(PROMPT)))
+        items, error = within(lambda: _collect(runnable.stream(PROMPT)))
     else:
-        items, error = _within(lambda: asyncio.run(_acollect(runnable.astream(PROMPT))))
+        items, error = within(lambda: asyncio.run(_acollect(runnable.astream(PROMPT))))
     if error is not None:
         assert not include_raw, f"include_raw=True raised {error!r} while streaming"
         raise error
@@ -246,16 +144,16 @@ def _node(
     graph = _graph(provider, server, strategy, mode)
     state = {"messages": [HumanMessage(PROMPT)]}
     if mode == "invoke":
-        return _within(lambda: graph.invoke(state))["structured_response"], []
+        return within(lambda: graph.invoke(state))["structured_response"], []
     if mode == "ainvoke":
-        return _within(lambda: asyncio.run(graph.ainvoke(state)))["structured_response"], []
+        return within(lambda: asyncio.run(graph.ainvoke(state)))["structured_response"], []
     if mode == "stream":
-        chunks, error = _within(
+        chunks, error = within(
             lambda: _collect(graph.stream(state, stream_mode=["custom", "values"]))
         )
     else:
         stream = graph.astream(state, stream_mode=["custom", "values"])
-        chunks, error = _within(lambda: asyncio.run(_acollect(stream)))
+        chunks, error = within(lambda: asyncio.run(_acollect(stream)))
     if error is not None:
         raise error
     events = [c for m, c in chunks if m == "custom"]
@@ -290,7 +188,7 @@ def _succeeds(
     raw: str | None = None,
     requests: int,
 ) -> tuple[Any, list[Any]]:
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         value, partials = _face(face, server, provider, strategy, mode)
     assert len(server.requests) == requests
     assert server.violations == []
@@ -308,7 +206,7 @@ def _fails(
     raw: str | None = None,
     requests: int,
 ) -> BaseException:
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         with pytest.raises(error) as info:
             _face(face, server, provider, strategy, mode)
     assert len(server.requests) == requests
@@ -328,7 +226,7 @@ def _stubborn(name: str, give_up_after: int = 12) -> Callable[[Ask], Reply]:
     def model(ask: Ask) -> Reply:
         seen["n"] += 1
         if seen["n"] > give_up_after:
-            return _answer({"label": "late"})(ask)
+            return answer({"label": "late"})(ask)
         return Reply(calls=((name, {"label": "box"}),))
 
     return model
@@ -353,7 +251,7 @@ def test_arguments_that_are_not_json(
         reason = "streamed, langchain-core's partial-JSON merge repairs the arguments"
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     error = _fails(
-        face, mode, provider, _call(MARK), ToolStrategy(Parcel, max_retries=1),
+        face, mode, provider, call(MARK), ToolStrategy(Parcel, max_retries=1),
         StructuredOutputRetryError, raw=NOT_JSON, requests=2,
     )  # fmt: skip
     assert _kinds(error) == ["parse", "parse"]
@@ -362,7 +260,7 @@ def test_arguments_that_are_not_json(
 @faces
 @pytest.mark.parametrize("provider", THREE)
 def test_nan_arguments_then_a_good_call(provider: str, face: str, mode: str) -> None:
-    model = _script(_call(MARK), _answer({"label": "box"}))
+    model = script(call(MARK), answer({"label": "box"}))
     value, _ = _succeeds(
         face, mode, provider, model, ToolStrategy(Parcel, max_retries=1), raw=NAN, requests=2
     )
@@ -385,7 +283,7 @@ def test_only_an_invented_tool_is_bounded(provider: str, face: str, mode: str) -
 def test_huge_arguments_are_not_read(provider: str, face: str, mode: str) -> None:
     strategy = ToolStrategy(Parcel, max_retries=0, limits=Limits(max_reply_chars=10_000))
     error = _fails(
-        face, mode, provider, _call(MARK), strategy, StructuredOutputRetryError, raw=HUGE,
+        face, mode, provider, call(MARK), strategy, StructuredOutputRetryError, raw=HUGE,
         requests=1,
     )  # fmt: skip
     (attempt,) = error.errors  # type: ignore[attr-defined]
@@ -399,7 +297,7 @@ def test_huge_arguments_are_not_read(provider: str, face: str, mode: str) -> Non
 @pytest.mark.parametrize("provider", THREE)
 def test_a_refusal_is_raised_at_once(provider: str, strategy: str, face: str, mode: str) -> None:
     make = ToolStrategy if strategy == "tool" else ProviderStrategy
-    refusal = _script(Reply(text="I will not.", stop="refusal"))
+    refusal = script(Reply(text="I will not.", stop="refusal"))
     streamed = mode in ("stream", "astream")
     if (provider, strategy, streamed) == ("openai", "tool", True):
         # langchain-openai drops streamed `refusal` deltas: the package sees nothing.
@@ -419,7 +317,7 @@ def test_a_refusal_is_raised_at_once(provider: str, strategy: str, face: str, mo
 @faces
 @pytest.mark.parametrize("provider", ["openai", "openai_responses"])
 def test_a_length_stop_in_a_cut_off_call(provider: str, face: str, mode: str) -> None:
-    cut = _call(MARK, stop="length")
+    cut = call(MARK, stop="length")
     error = _fails(
         face, mode, provider, cut, ToolStrategy(Parcel, max_retries=1), TruncatedOutputError,
         raw='{"label": "bo', requests=2,
@@ -431,7 +329,7 @@ def test_a_length_stop_in_a_cut_off_call(provider: str, face: str, mode: str) ->
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])
 def test_a_length_stop_beside_a_call(provider: str, face: str, mode: str) -> None:
     # Anthropic and Gemini send the call's input parsed: the stop reason says it is cut.
-    cut = _call({"label": "bo"}, stop="length")
+    cut = call({"label": "bo"}, stop="length")
     error = _fails(
         face, mode, provider, cut, ToolStrategy(Parcel, max_retries=1), TruncatedOutputError,
         requests=2,
@@ -447,7 +345,7 @@ def test_an_empty_reply_is_missing_output(
 ) -> None:
     make = ToolStrategy if strategy == "tool" else ProviderStrategy
     error = _fails(
-        face, mode, provider, _script(Reply()), make(Parcel, max_retries=1),
+        face, mode, provider, script(Reply()), make(Parcel, max_retries=1),
         StructuredOutputRetryError, requests=2,
     )  # fmt: skip
     assert _kinds(error) == ["no_output", "no_output"]
@@ -457,7 +355,7 @@ def test_an_empty_reply_is_missing_output(
 @pytest.mark.parametrize("provider", THREE)
 def test_conflicting_structured_calls(provider: str, face: str, mode: str) -> None:
     error = _fails(
-        face, mode, provider, _script(TWO), ToolStrategy(Parcel, max_retries=0),
+        face, mode, provider, script(TWO), ToolStrategy(Parcel, max_retries=0),
         StructuredOutputRetryError, requests=1,
     )  # fmt: skip
     assert _kinds(error) == ["multiple_outputs"]
@@ -467,7 +365,7 @@ def test_conflicting_structured_calls(provider: str, face: str, mode: str) -> No
 @faces
 @pytest.mark.parametrize("provider", THREE)
 def test_conflicting_structured_calls_then_one(provider: str, face: str, mode: str) -> None:
-    model = _script(TWO, _answer({"label": "box"}))
+    model = script(TWO, answer({"label": "box"}))
     value, _ = _succeeds(
         face, mode, provider, model, ToolStrategy(Parcel, max_retries=1), requests=2
     )
@@ -478,7 +376,7 @@ def test_conflicting_structured_calls_then_one(provider: str, face: str, mode: s
 @pytest.mark.parametrize("provider", THREE)
 def test_sloppy_json_in_a_fence_is_repaired(provider: str, face: str, mode: str) -> None:
     value, partials = _succeeds(
-        face, mode, provider, _script(Reply(text=SLOPPY)), ProviderStrategy(Parcel, max_retries=0),
+        face, mode, provider, script(Reply(text=SLOPPY)), ProviderStrategy(Parcel, max_retries=0),
         requests=1,
     )  # fmt: skip
     assert value == Parcel(label="box", weight=3)
@@ -494,7 +392,7 @@ def test_sloppy_json_in_a_fence_is_repaired(provider: str, face: str, mode: str)
 def test_streamed_partials_hold_only_the_answer(provider: str, face: str, mode: str) -> None:
     label = "a parcel of books, " * 8
     value, partials = _succeeds(
-        face, mode, provider, _script(_call({"label": label, "weight": 12})),
+        face, mode, provider, script(call({"label": label, "weight": 12})),
         ToolStrategy(Parcel, max_retries=0), requests=1,
     )  # fmt: skip
     assert value == Parcel(label=label, weight=12)
@@ -512,15 +410,15 @@ def test_streamed_partials_hold_only_the_answer(provider: str, face: str, mode: 
 
 RAW_MODES = ("invoke", "ainvoke", "batch", "stream", "astream")
 RAW_FAILURES: dict[str, tuple[Callable[[Ask], Reply], str | None, Any, type[Exception], int]] = {
-    "not_json": (_call(MARK), NOT_JSON, ToolStrategy, StructuredOutputRetryError, 2),
+    "not_json": (call(MARK), NOT_JSON, ToolStrategy, StructuredOutputRetryError, 2),
     "invented_tool": (_stubborn("no_such_tool"), None, ToolStrategy, StructuredOutputRetryError, 2),
     "refusal": (
-        _script(Reply(text="I will not.", stop="refusal")), None, ProviderStrategy,
+        script(Reply(text="I will not.", stop="refusal")), None, ProviderStrategy,
         StructuredOutputRefusal, 1,
     ),
-    "length": (_call(MARK, stop="length"), '{"label": "bo', ToolStrategy, TruncatedOutputError, 2),
-    "empty": (_script(Reply()), None, ToolStrategy, StructuredOutputRetryError, 2),
-    "two_calls": (_script(TWO), None, ToolStrategy, StructuredOutputRetryError, 2),
+    "length": (call(MARK, stop="length"), '{"label": "bo', ToolStrategy, TruncatedOutputError, 2),
+    "empty": (script(Reply()), None, ToolStrategy, StructuredOutputRetryError, 2),
+    "two_calls": (script(TWO), None, ToolStrategy, StructuredOutputRetryError, 2),
 }  # fmt: skip
 
 
@@ -548,7 +446,7 @@ RAW_CASES = [
 @pytest.mark.parametrize(("case", "mode"), RAW_CASES)
 def test_include_raw_returns_the_failure(case: str, mode: str) -> None:
     model, raw, make, error, requests = RAW_FAILURES[case]
-    with _raw_fake("openai", model, raw) as server:
+    with raw_fake("openai", model, raw) as server:
         out, partials = _lcel(server, "openai", make(Parcel, max_retries=1), mode, include_raw=True)
     assert len(server.requests) == requests
     _check_raw_shape(out)
@@ -564,8 +462,8 @@ def test_include_raw_returns_the_failure(case: str, mode: str) -> None:
 @pytest.mark.parametrize("mode", RAW_MODES)
 @pytest.mark.parametrize("provider", THREE)
 def test_include_raw_returns_the_success(provider: str, mode: str) -> None:
-    model = _script(_call(MARK), _answer({"label": "box"}))
-    with _raw_fake(provider, model, NAN) as server:
+    model = script(call(MARK), answer({"label": "box"}))
+    with raw_fake(provider, model, NAN) as server:
         out, partials = _lcel(
             server, provider, ToolStrategy(Parcel, max_retries=1), mode, include_raw=True
         )
@@ -582,7 +480,7 @@ def test_include_raw_returns_the_success(provider: str, mode: str) -> None:
 
 
 def test_include_raw_last_message_of_an_invented_tool() -> None:
-    with _raw_fake("anthropic", _stubborn("no_such_tool")) as server:
+    with raw_fake("anthropic", _stubborn("no_such_tool")) as server:
         out, _ = _lcel(
             server, "anthropic", ToolStrategy(Parcel, max_retries=1), "invoke", include_raw=True
         )
@@ -595,10 +493,10 @@ def test_include_raw_last_message_of_an_invented_tool() -> None:
 
 @pytest.mark.parametrize("provider", THREE)
 def test_node_stream_failure_ends_with_a_typed_error(provider: str) -> None:
-    with _raw_fake(provider, _stubborn("no_such_tool")) as server:
+    with raw_fake(provider, _stubborn("no_such_tool")) as server:
         graph = _graph(provider, server, ToolStrategy(Parcel, max_retries=1), "stream")
         state = {"messages": [HumanMessage(PROMPT)]}
-        chunks, error = _within(lambda: _collect(graph.stream(state, stream_mode="custom")))
+        chunks, error = within(lambda: _collect(graph.stream(state, stream_mode="custom")))
     assert isinstance(error, StructuredOutputRetryError)
     assert all(c["phase"] == "partial" for c in chunks)
     assert len(server.requests) == 2
@@ -606,8 +504,8 @@ def test_node_stream_failure_ends_with_a_typed_error(provider: str) -> None:
 
 @pytest.mark.parametrize("provider", THREE)
 def test_node_partials_of_the_last_attempt_hold_only_the_answer(provider: str) -> None:
-    model = _script(_call(MARK), _answer({"label": "the right box"}))
-    with _raw_fake(provider, model, NAN) as server:
+    model = script(call(MARK), answer({"label": "the right box"}))
+    with raw_fake(provider, model, NAN) as server:
         value, events = _node(server, provider, ToolStrategy(Parcel, max_retries=1), "stream")
     assert value == Parcel(label="the right box")
     last = events[-1]["attempt"]
@@ -622,12 +520,12 @@ def test_node_partials_of_the_last_attempt_hold_only_the_answer(provider: str) -
 
 EXTRACTION_FAILURES = {
     "invented_tool": (_stubborn("no_such_tool"), None, "tool", "StructuredOutputRetryError", 2),
-    "not_json": (_call(MARK), NOT_JSON, "tool", "StructuredOutputRetryError", 2),
+    "not_json": (call(MARK), NOT_JSON, "tool", "StructuredOutputRetryError", 2),
     "refusal": (
-        _script(Reply(text="I will not.", stop="refusal")), None, "provider",
+        script(Reply(text="I will not.", stop="refusal")), None, "provider",
         "StructuredOutputRefusal", 1,
     ),
-    "two_calls": (_script(TWO), None, "tool", "StructuredOutputRetryError", 2),
+    "two_calls": (script(TWO), None, "tool", "StructuredOutputRetryError", 2),
 }  # fmt: skip
 
 
@@ -642,10 +540,10 @@ def _text_args_only(cases: Any, providers: Any) -> list[tuple[str, str]]:
 def test_extraction_graph_returns_the_failure(case: str, provider: str) -> None:
     model, raw, strategy, name, requests = EXTRACTION_FAILURES[case]
     schema = Parcel.model_json_schema()
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         graph = build_extraction_graph(client(provider, server))
         request = {"text": "a box", "schema": schema, "strategy": strategy, "max_retries": 1}
-        out = _within(lambda: graph.invoke(request))
+        out = within(lambda: graph.invoke(request))
     assert len(server.requests) == requests
     assert out["structured_response"] is None
     assert out["structured_output_error"]["type"] == name
@@ -654,10 +552,10 @@ def test_extraction_graph_returns_the_failure(case: str, provider: str) -> None:
 @pytest.mark.parametrize("provider", THREE)
 def test_extraction_graph_repairs_a_sloppy_fence(provider: str) -> None:
     schema = Parcel.model_json_schema()
-    with _raw_fake(provider, _script(Reply(text=SLOPPY))) as server:
+    with raw_fake(provider, script(Reply(text=SLOPPY))) as server:
         graph = build_extraction_graph(client(provider, server))
         request = {"text": "a box", "schema": schema, "strategy": "provider", "max_retries": 0}
-        out = _within(lambda: graph.invoke(request))
+        out = within(lambda: graph.invoke(request))
     assert out["structured_output_error"] is None
     assert out["structured_response"] == {"label": "box", "weight": 3}
     assert out["structured_response_kind"] == "Parcel"
@@ -665,11 +563,11 @@ def test_extraction_graph_repairs_a_sloppy_fence(provider: str) -> None:
 
 
 HOSTILE_FIRSTS: dict[str, tuple[Reply | Callable[[Ask], Reply], str | None]] = {
-    "nan": (_call(MARK), NAN),
-    "invented": (_call({"label": "x"}, name="no_such_tool"), None),
+    "nan": (call(MARK), NAN),
+    "invented": (call({"label": "x"}, name="no_such_tool"), None),
     "two": (TWO, None),
-    "cut": (_call({"label": "bo"}, stop="length"), None),
-    "not_json": (_call(MARK), NOT_JSON),
+    "cut": (call({"label": "bo"}, stop="length"), None),
+    "not_json": (call(MARK), NOT_JSON),
 }
 
 
@@ -678,12 +576,12 @@ def test_node_history_of_a_hostile_turn_is_accepted_next_turn(case: str, provide
     # The node records every reply (failed attempts and their feedback included);
     # the next turn sends that history back, and the provider must accept it.
     first, raw = HOSTILE_FIRSTS[case]
-    model = _script(first, _answer({"label": "box"}), _answer({"label": "two"}))
-    with _raw_fake(provider, model, raw) as server:
+    model = script(first, answer({"label": "box"}), answer({"label": "two"}))
+    with raw_fake(provider, model, raw) as server:
         graph = _graph(provider, server, ToolStrategy(Parcel, max_retries=1), "invoke")
-        one = _within(lambda: graph.invoke({"messages": [HumanMessage("first")]}))
+        one = within(lambda: graph.invoke({"messages": [HumanMessage("first")]}))
         ask = {"messages": [*one["messages"], HumanMessage("second")]}
-        two = _within(lambda: graph.invoke(ask))
+        two = within(lambda: graph.invoke(ask))
     assert one["structured_response"] == Parcel(label="box")
     assert two["structured_response"] == Parcel(label="two")
     assert len(server.requests) == 3
@@ -694,7 +592,7 @@ def test_node_history_of_a_hostile_turn_is_accepted_next_turn(case: str, provide
 def test_a_length_stop_without_retries_is_truncation(face: str) -> None:
     # As in the agent: the cut-off answer is raised as it is, not wrapped.
     error = _fails(
-        face, "invoke", "anthropic", _call({"label": "bo"}, stop="length"),
+        face, "invoke", "anthropic", call({"label": "bo"}, stop="length"),
         ToolStrategy(Parcel, max_retries=0), TruncatedOutputError, requests=1,
     )  # fmt: skip
     assert error.kind == "truncation"  # type: ignore[attr-defined]
@@ -703,12 +601,12 @@ def test_a_length_stop_without_retries_is_truncation(face: str) -> None:
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_include_raw_still_raises_a_provider_error(provider: str) -> None:
     # docs/runnable.md: "A provider error ... is raised as usual."
-    with _raw_fake(provider, _script(Reply(reject=(400, "bad request")))) as server:
+    with raw_fake(provider, script(Reply(reject=(400, "bad request")))) as server:
         runnable = with_structured_output(
             client(provider, server), ToolStrategy(Parcel, max_retries=1), include_raw=True
         )
         with pytest.raises(Exception) as info:
-            _within(lambda: runnable.invoke(PROMPT))
+            within(lambda: runnable.invoke(PROMPT))
     assert type(info.value).__name__.endswith("InvalidRequestError")
     assert not isinstance(info.value, StructuredOutputRetryError)
     assert len(server.requests) == 1
@@ -718,21 +616,21 @@ def _by_prompt(ask: Ask) -> Reply:
     user = " ".join(text for role, text in ask.turns if role == "user")
     if "bad" in user:
         return Reply(calls=(("no_such_tool", {"label": "x"}),))
-    return _answer({"label": user.split()[0]})(ask)
+    return answer({"label": user.split()[0]})(ask)
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["batch", "abatch"])
 @pytest.mark.parametrize("provider", THREE)
 def test_batch_keeps_each_inputs_outcome(provider: str, asynchronous: bool) -> None:
     inputs = ["one parcel", "bad parcel", "three parcels"]
-    with _raw_fake(provider, _by_prompt) as server:
+    with raw_fake(provider, _by_prompt) as server:
         runnable = with_structured_output(
             client(provider, server), ToolStrategy(Parcel, max_retries=1)
         )
         if asynchronous:
-            out = _within(lambda: asyncio.run(runnable.abatch(inputs, return_exceptions=True)))
+            out = within(lambda: asyncio.run(runnable.abatch(inputs, return_exceptions=True)))
         else:
-            out = _within(lambda: runnable.batch(inputs, return_exceptions=True))
+            out = within(lambda: runnable.batch(inputs, return_exceptions=True))
     assert out[0] == Parcel(label="one")
     assert isinstance(out[1], StructuredOutputRetryError)
     assert [e.kind for e in out[1].errors] == ["no_output", "no_output"]
@@ -754,23 +652,23 @@ def _stream_partials(
     raw: str | None = None,
 ) -> tuple[Any, list[Any], BaseException | None]:
     """The outcome of a streamed run (value or error) and its partial values."""
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         if face == "lcel":
             runnable = with_structured_output(client(provider, server), strategy)
             if mode == "stream":
-                items, error = _within(lambda: _collect(runnable.stream(PROMPT)))
+                items, error = within(lambda: _collect(runnable.stream(PROMPT)))
             else:
-                items, error = _within(lambda: asyncio.run(_acollect(runnable.astream(PROMPT))))
+                items, error = within(lambda: asyncio.run(_acollect(runnable.astream(PROMPT))))
             if error is not None:
                 return None, items, error
             return items[-1], items[:-1], None
         graph = _graph(provider, server, strategy, mode)
         state = {"messages": [HumanMessage(PROMPT)]}
         if mode == "stream":
-            events, error = _within(lambda: _collect(graph.stream(state, stream_mode="custom")))
+            events, error = within(lambda: _collect(graph.stream(state, stream_mode="custom")))
         else:
             stream = graph.astream(state, stream_mode="custom")
-            events, error = _within(lambda: asyncio.run(_acollect(stream)))
+            events, error = within(lambda: asyncio.run(_acollect(stream)))
         partials = [e["value"] for e in events if e["phase"] == "partial"]
         final = next((e["value"] for e in events if e["phase"] == "final"), None)
         return final, partials, error
@@ -784,10 +682,10 @@ def test_streamed_partials_respect_max_reply_chars(
 ) -> None:
     limits = Limits(max_reply_chars=10_000)
     if strategy == "tool":
-        model, made = _call(MARK), ToolStrategy(Parcel, max_retries=0, limits=limits)
+        model, made = call(MARK), ToolStrategy(Parcel, max_retries=0, limits=limits)
     else:
         model, made = (
-            _script(Reply(text=MARK)),
+            script(Reply(text=MARK)),
             ProviderStrategy(Parcel, max_retries=0, limits=limits),
         )
     _, partials, error = _stream_partials(face, mode, provider, model, made, raw=HUGE)
@@ -808,7 +706,7 @@ def test_streamed_partials_of_duplicate_keys_hold_only_the_answer(
 ) -> None:
     text = '{"label": "a first long label value here", "weight": 3, "label": "b"}'
     value, partials, error = _stream_partials(
-        face, mode, provider, _script(Reply(text=text)), ProviderStrategy(Parcel, max_retries=0)
+        face, mode, provider, script(Reply(text=text)), ProviderStrategy(Parcel, max_retries=0)
     )
     assert error is None
     assert value == Parcel(label="b", weight=3)  # the last value wins, as in the agent

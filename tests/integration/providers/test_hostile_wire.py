@@ -8,7 +8,7 @@ the test says so and checks that the bare client fails the same way.
 
 Replies the `Reply` type cannot express (tool-call arguments that are not JSON,
 nesting deeper than `json.dumps` goes, integers longer than Python prints) are
-spliced into the HTTP body by `_raw_fake`: the scripted reply carries a marker
+spliced into the HTTP body by `raw_fake`: the scripted reply carries a marker
 and the server writes the raw text in its place.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,16 +39,13 @@ from langchain_structx import (
 )
 from langchain_structx.errors import ReplyTooLargeError
 
-from .clients import FAKES, client
-from .wire import Ask, FakeProvider, Rendered, Reply, _sse
+from .clients import client
+from .hostile import MARK, STRING_ARGS, answer, call, raw_fake, script, within
+from .wire import Ask, FakeProvider, Reply
 
 pytestmark = pytest.mark.integration
 
 ALL = ("openai", "openai_responses", "anthropic", "gemini")
-STRING_ARGS = ("openai", "openai_responses")  # tool arguments travel as a JSON string
-HANG_SECONDS = 60.0
-
-MARK = "@R@"  # short enough to stay in one streamed chunk of every fake
 
 
 class Parcel(BaseModel):
@@ -68,91 +64,6 @@ PARCEL_SCHEMA: dict[str, Any] = {
 # -- the wire -----------------------------------------------------------------------
 
 
-def _raw_fake(provider: str, model: Callable[[Ask], Reply], raw: str | None = None) -> Any:
-    """The provider's fake, writing `raw` where a reply carries `MARK`.
-
-    A tool call whose arguments are `MARK` gets `raw` as its argument text (a JSON
-    string on the wire for OpenAI, a JSON fragment inside the body for Anthropic
-    and Gemini); a text reply of `MARK` gets `raw` as its text.
-    """
-    base = FAKES[provider]
-
-    class Raw(base):  # type: ignore[valid-type,misc]
-        def __init__(self, model: Callable[[Ask], Reply]) -> None:
-            super().__init__(model)
-            # A short poll, so that leaving the `with` block does not wait half a second.
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, args=(0.02,), daemon=True
-            )
-
-        def _handler(self) -> Any:
-            handler = super()._handler()
-
-            class Handler(handler):  # type: ignore[valid-type,misc]
-                def _send(self, out: Rendered) -> None:
-                    if out.status == 200 and out.events:
-                        text = "".join(_sse(e, d).decode() for e, d in out.events)
-                        kind = "text/event-stream"
-                    else:
-                        text = json.dumps(out.body)
-                        kind = "application/json"
-                    if raw is not None:
-                        # Arguments encoded as a string (twice-encoded marker) first.
-                        text = text.replace(json.dumps(json.dumps(MARK)), json.dumps(raw))
-                        if provider in STRING_ARGS:
-                            text = text.replace(json.dumps(MARK), json.dumps(raw))
-                        else:
-                            text = text.replace(f'"args": {json.dumps(MARK)}', f'"args": {raw}')
-                            text = text.replace(f'"input": {json.dumps(MARK)}', f'"input": {raw}')
-                            text = text.replace(json.dumps(MARK), json.dumps(raw))
-                    payload = text.encode("utf-8", "surrogatepass")
-                    self.send_response(out.status)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.send_header("Connection", "close")
-                    self.close_connection = True
-                    self.end_headers()
-                    self.wfile.write(payload)
-
-            return Handler
-
-    server: FakeProvider = Raw(model)
-    return server
-
-
-def _script(*replies: Reply | Callable[[Ask], Reply]) -> Callable[[Ask], Reply]:
-    """A model that gives `replies` in turn, repeating the last one."""
-    seen = {"n": 0}
-
-    def model(ask: Ask) -> Reply:
-        reply = replies[min(seen["n"], len(replies) - 1)]
-        seen["n"] += 1
-        return reply(ask) if callable(reply) else reply
-
-    return model
-
-
-def _call(args: Any, name: str | None = None, text: str = "", **kw: Any) -> Callable[[Ask], Reply]:
-    """A reply that calls the forced (or first) tool, or `name`, with `args`."""
-
-    def reply(ask: Ask) -> Reply:
-        called = name if name is not None else (ask.forced or next(iter(ask.tools), "Parcel"))
-        return Reply(text=text, calls=((called, args),), **kw)
-
-    return reply
-
-
-def _answer(value: Any) -> Callable[[Ask], Reply]:
-    """A well-behaved reply of `value` by whatever route the request offers."""
-
-    def reply(ask: Ask) -> Reply:
-        if ask.kind == "tool":
-            return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))
-        return Reply(text=json.dumps(value))
-
-    return reply
-
-
 def _by_route(raw_calls: bool = True) -> Callable[[Ask], Reply]:
     """A reply of `MARK` by the route the request offers: a tool call or text."""
 
@@ -165,26 +76,6 @@ def _by_route(raw_calls: bool = True) -> Callable[[Ask], Reply]:
 
 
 # -- running ------------------------------------------------------------------------
-
-
-def _within(fn: Callable[[], Any]) -> Any:
-    """Run `fn`, failing the test if it does not return in `HANG_SECONDS` (a hang guard)."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
-    if thread.is_alive():
-        pytest.fail(f"no answer within {HANG_SECONDS} s: the run hangs")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def _run(server: FakeProvider, provider: str, strategy: Any, *, stream: bool = False) -> Any:
@@ -201,7 +92,7 @@ def _run(server: FakeProvider, provider: str, strategy: Any, *, stream: bool = F
                 last = chunk
         return last
 
-    return _within(go)["structured_response"]
+    return within(go)["structured_response"]
 
 
 def _drive(
@@ -212,7 +103,7 @@ def _drive(
     raw: str | None = None,
     stream: bool = False,
 ) -> tuple[Any, FakeProvider]:
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         return _run(server, provider, strategy, stream=stream), server
 
 
@@ -225,7 +116,7 @@ def _fails(
     raw: str | None = None,
     stream: bool = False,
 ) -> tuple[pytest.ExceptionInfo[Any], FakeProvider]:
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         with pytest.raises(error) as info:
             _run(server, provider, strategy, stream=stream)
     assert server.violations == []
@@ -245,12 +136,12 @@ def _bare_error(provider: str, raw: str, *, tool: bool) -> BaseException | None:
         return label
 
     model = _by_route(raw_calls=True)
-    with _raw_fake(provider, model, raw) as server:
+    with raw_fake(provider, model, raw) as server:
         chat = client(provider, server)
         if tool:
             chat = chat.bind_tools([tool_parcel], tool_choice="tool_parcel")
         try:
-            _within(lambda: chat.invoke("Describe the parcel as JSON."))
+            within(lambda: chat.invoke("Describe the parcel as JSON."))
         except Exception as exc:  # noqa: BLE001 - returned for the test to compare
             return exc
     return None
@@ -290,7 +181,7 @@ def test_arguments_that_are_not_json_are_a_parse_failure(provider: str, stream: 
 
 @pytest.mark.parametrize("provider", STRING_ARGS)
 def test_arguments_that_are_not_json_then_a_good_call(provider: str) -> None:
-    model = _script(_call(MARK), _answer({"label": "box"}))
+    model = script(call(MARK), answer({"label": "box"}))
     value, server = _drive(provider, model, ToolStrategy(Parcel, max_retries=1), raw="{oops")
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -401,7 +292,7 @@ def test_non_finite_arguments_are_refused(raw: str, provider: str, stream: bool)
 
 @pytest.mark.parametrize("raw", list(NON_FINITE.values()), ids=list(NON_FINITE))
 def test_anthropic_non_finite_arguments_then_a_good_call(raw: str) -> None:
-    model = _script(_call(MARK), _answer({"label": "box"}))
+    model = script(call(MARK), answer({"label": "box"}))
     value, server = _drive("anthropic", model, ToolStrategy(Parcel, max_retries=1), raw=raw)
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -560,7 +451,7 @@ def test_huge_tool_arguments_are_not_accepted(provider: str) -> None:
 def test_a_call_to_no_tool_then_a_good_call(provider: str, name: str) -> None:
     # (Gemini: the fake cannot read a history call with an empty name, so only the
     # unknown name runs there, below.)
-    model = _script(_call({"label": "box"}, name=name), _answer({"label": "box"}))
+    model = script(call({"label": "box"}, name=name), answer({"label": "box"}))
     value, server = _drive(provider, model, ToolStrategy(Parcel, max_retries=1))
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -568,7 +459,7 @@ def test_a_call_to_no_tool_then_a_good_call(provider: str, name: str) -> None:
 
 
 def test_gemini_unknown_tool_then_a_good_call() -> None:
-    model = _script(_call({"label": "box"}, name="no_such_tool"), _answer({"label": "box"}))
+    model = script(call({"label": "box"}, name="no_such_tool"), answer({"label": "box"}))
     value, server = _drive("gemini", model, ToolStrategy(Parcel, max_retries=1))
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -582,7 +473,7 @@ def _stubborn(name: str, give_up_after: int = 12) -> Callable[[Ask], Reply]:
     def model(ask: Ask) -> Reply:
         seen["n"] += 1
         if seen["n"] > give_up_after:
-            return _answer({"label": "late"})(ask)
+            return answer({"label": "late"})(ask)
         return Reply(text='{"label": "other"}', calls=((name, {"label": "box"}),))
 
     return model
@@ -591,7 +482,7 @@ def _stubborn(name: str, give_up_after: int = 12) -> Callable[[Ask], Reply]:
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("provider", ALL)
 def test_calls_to_a_missing_tool_are_bounded_by_max_retries(provider: str, strategy: str) -> None:
-    with _raw_fake(provider, _stubborn("no_such_tool")) as server:
+    with raw_fake(provider, _stubborn("no_such_tool")) as server:
         with pytest.raises(StructuredOutputRetryError) as info:
             _run(server, provider, STRATEGIES[strategy](Parcel))
     assert len(server.requests) == 2  # max_retries=1
@@ -600,7 +491,7 @@ def test_calls_to_a_missing_tool_are_bounded_by_max_retries(provider: str, strat
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_provider_strategy_call_named_like_the_schema_is_bounded(provider: str) -> None:
-    with _raw_fake(provider, _stubborn("Parcel")) as server:
+    with raw_fake(provider, _stubborn("Parcel")) as server:
         with pytest.raises(StructuredOutputRetryError):
             _run(server, provider, ProviderStrategy(Parcel, max_retries=1))
     assert len(server.requests) == 2
@@ -610,7 +501,7 @@ def test_provider_strategy_call_named_like_the_schema_is_bounded(provider: str) 
 def test_conflicting_structured_calls_are_several_outputs(provider: str) -> None:
     two = Reply(calls=(("Parcel", {"label": "a"}), ("Parcel", {"label": "b"})))
     info, server = _fails(
-        provider, _script(two), ToolStrategy(Parcel, max_retries=0), StructuredOutputRetryError
+        provider, script(two), ToolStrategy(Parcel, max_retries=0), StructuredOutputRetryError
     )
     assert _retry_errors(info) == [MultipleOutputsError]
     assert len(server.requests) == 1
@@ -620,7 +511,7 @@ def test_conflicting_structured_calls_are_several_outputs(provider: str) -> None
 @pytest.mark.parametrize("provider", ALL)
 def test_conflicting_structured_calls_then_one(provider: str, stream: bool) -> None:
     two = Reply(calls=(("Parcel", {"label": "a"}), ("Parcel", {"label": "b"})))
-    model = _script(two, _answer({"label": "box"}))
+    model = script(two, answer({"label": "box"}))
     value, server = _drive(provider, model, ToolStrategy(Parcel, max_retries=1), stream=stream)
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -630,7 +521,7 @@ def test_conflicting_structured_calls_then_one(provider: str, stream: bool) -> N
 @pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
 @pytest.mark.parametrize("provider", ALL)
 def test_the_tool_call_wins_over_text_beside_it(provider: str, stream: bool) -> None:
-    model = _script(_call({"label": "box"}, text='{"label": "other"}'))
+    model = script(call({"label": "box"}, text='{"label": "other"}'))
     value, server = _drive(provider, model, ToolStrategy(Parcel, max_retries=0), stream=stream)
     assert value == Parcel(label="box")
     assert len(server.requests) == 1
@@ -643,7 +534,7 @@ def test_the_tool_call_wins_over_text_beside_it(provider: str, stream: bool) -> 
 @pytest.mark.parametrize("provider", ALL)
 def test_a_fence_with_nothing_in_it_is_a_parse_failure(provider: str, stream: bool) -> None:
     info, server = _fails(
-        provider, _script(Reply(text="```json\n```")), ProviderStrategy(Parcel, max_retries=1),
+        provider, script(Reply(text="```json\n```")), ProviderStrategy(Parcel, max_retries=1),
         StructuredOutputRetryError, stream=stream,
     )  # fmt: skip
     assert [e.kind for e in info.value.errors] == ["parse", "parse"]
@@ -653,7 +544,7 @@ def test_a_fence_with_nothing_in_it_is_a_parse_failure(provider: str, stream: bo
 @pytest.mark.parametrize("provider", ALL)
 def test_an_unclosed_fence_is_truncation(provider: str) -> None:
     info, server = _fails(
-        provider, _script(Reply(text="```json\n")), ProviderStrategy(Parcel, max_retries=3),
+        provider, script(Reply(text="```json\n")), ProviderStrategy(Parcel, max_retries=3),
         TruncatedOutputError,
     )  # fmt: skip
     assert len(server.requests) == 2  # one retry for a cut-off answer, then raised
@@ -664,7 +555,7 @@ def test_an_unclosed_fence_is_truncation(provider: str) -> None:
 def test_sloppy_json_in_a_fence_is_repaired(provider: str, stream: bool) -> None:
     text = "Sure:\n```json\n{label: 'box', 'weight': 3,}\n```"
     value, server = _drive(
-        provider, _script(Reply(text=text)), ProviderStrategy(Parcel, max_retries=0), stream=stream
+        provider, script(Reply(text=text)), ProviderStrategy(Parcel, max_retries=0), stream=stream
     )
     assert value == Parcel(label="box", weight=3)
     assert len(server.requests) == 1
@@ -685,7 +576,7 @@ def test_sloppy_fence_with_a_dict_schema_under_auto(provider: str) -> None:
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("provider", ALL)
 def test_a_refusal_is_raised_at_once(provider: str, strategy: str, stream: bool) -> None:
-    refusal = _script(Reply(text="I will not.", stop="refusal"))
+    refusal = script(Reply(text="I will not.", stop="refusal"))
     if (provider, strategy, stream) == ("openai", "tool", True):
         # langchain-openai drops streamed `refusal` deltas (a plain streamed
         # completion keeps no trace of them), so the package sees an empty answer.
@@ -707,7 +598,7 @@ def test_a_refusal_is_raised_at_once(provider: str, strategy: str, stream: bool)
 def test_a_cut_off_answer_is_retried_once(provider: str, stream: bool) -> None:
     cut = Reply(text='{"label": "bo', stop="length")
     info, server = _fails(
-        provider, _script(cut), ProviderStrategy(Parcel, max_retries=3), TruncatedOutputError,
+        provider, script(cut), ProviderStrategy(Parcel, max_retries=3), TruncatedOutputError,
         stream=stream,
     )  # fmt: skip
     assert len(server.requests) == 2
@@ -717,7 +608,7 @@ def test_a_cut_off_answer_is_retried_once(provider: str, stream: bool) -> None:
 @pytest.mark.parametrize("provider", ALL)
 def test_a_cut_off_answer_then_a_whole_one(provider: str) -> None:
     cut = Reply(text='{"label": "bo', stop="length")
-    model = _script(cut, _answer({"label": "box"}))
+    model = script(cut, answer({"label": "box"}))
     value, server = _drive(provider, model, ProviderStrategy(Parcel, max_retries=1))
     assert value == Parcel(label="box")
     assert len(server.requests) == 2
@@ -726,7 +617,7 @@ def test_a_cut_off_answer_then_a_whole_one(provider: str) -> None:
 @pytest.mark.parametrize("provider", ["gemini", "openai", "anthropic"])
 def test_a_safety_stop_with_partial_json_is_a_refusal(provider: str) -> None:
     stop = {"gemini": "SAFETY", "openai": "content_filter", "anthropic": "refusal"}[provider]
-    partial = _script(Reply(text='{"label": "bo', reason=stop))
+    partial = script(Reply(text='{"label": "bo', reason=stop))
     _, server = _fails(
         provider, partial, ProviderStrategy(Parcel, max_retries=3), StructuredOutputRefusal
     )
@@ -738,7 +629,7 @@ def test_a_safety_stop_with_partial_json_is_a_refusal(provider: str) -> None:
 @pytest.mark.parametrize("provider", ALL)
 def test_an_empty_reply_is_missing_output(provider: str, strategy: str, stream: bool) -> None:
     info, server = _fails(
-        provider, _script(Reply()), STRATEGIES[strategy](Parcel), StructuredOutputRetryError,
+        provider, script(Reply()), STRATEGIES[strategy](Parcel), StructuredOutputRetryError,
         stream=stream,
     )  # fmt: skip
     assert _retry_errors(info) == [MissingOutputError, MissingOutputError]
@@ -747,23 +638,23 @@ def test_an_empty_reply_is_missing_output(provider: str, strategy: str, stream: 
 
 @pytest.mark.parametrize("provider", ALL)
 def test_with_structured_output_reports_truncation(provider: str) -> None:
-    cut = _script(Reply(text='{"label": "bo', stop="length"))
-    with _raw_fake(provider, cut) as server:
+    cut = script(Reply(text='{"label": "bo', stop="length"))
+    with raw_fake(provider, cut) as server:
         runnable = with_structured_output(
             client(provider, server), ProviderStrategy(Parcel, max_retries=3)
         )
         with pytest.raises(TruncatedOutputError):
-            _within(lambda: runnable.invoke("Describe the parcel as JSON."))
+            within(lambda: runnable.invoke("Describe the parcel as JSON."))
     assert len(server.requests) == 2
 
 
 @pytest.mark.parametrize("provider", ALL)
 def test_with_structured_output_refuses_nan(provider: str) -> None:
-    with _raw_fake(provider, _by_route(raw_calls=False), NON_FINITE["nan"]) as server:
+    with raw_fake(provider, _by_route(raw_calls=False), NON_FINITE["nan"]) as server:
         runnable = with_structured_output(
             client(provider, server), ProviderStrategy(Parcel, max_retries=0)
         )
         with pytest.raises(StructuredOutputRetryError) as info:
-            _within(lambda: runnable.invoke("Describe the parcel as JSON."))
+            within(lambda: runnable.invoke("Describe the parcel as JSON."))
     assert _retry_errors(info) == [InvalidOutputError]
     assert not any(isinstance(v, float) and not math.isfinite(v) for v in vars(info.value).values())

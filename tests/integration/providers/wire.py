@@ -162,13 +162,15 @@ class FakeProvider:
                     return
                 self._send(fake.answer(self.path, body))
 
-            def _send(self, out: Rendered) -> None:
+            def _encode(self, out: Rendered) -> tuple[bytes, str]:
+                """The body's bytes and content type."""
                 if out.status == 200 and out.events:
                     payload = b"".join(_sse(event, data) for event, data in out.events)
-                    kind = "text/event-stream"
-                else:
-                    payload = json.dumps(out.body).encode()
-                    kind = "application/json"
+                    return payload, "text/event-stream"
+                return json.dumps(out.body).encode(), "application/json"
+
+            def _send(self, out: Rendered) -> None:
+                payload, kind = self._encode(out)
                 self.send_response(out.status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(payload)))
