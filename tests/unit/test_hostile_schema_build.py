@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 from langchain_structx import ToolStrategy, cli, with_structured_output
 from langchain_structx._schema import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
+from langchain_structx.limits import Limits
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
 A = {"title": "A", "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
@@ -353,6 +354,11 @@ def _chain_per_level(hops: int) -> dict[str, Any]:
     return {"$ref": "#/$defs/n", "$defs": defs}
 
 
+# 12,000 reference hops take a few tenths of a second; a loaded machine can take over
+# the default one-second budget, and this test is about depth, not time.
+_NO_TIME_BOUND = Limits(validation_seconds=600.0)
+
+
 @pytest.mark.parametrize("depth", [1, 30, 120])
 def test_a_chain_within_the_bound_validates_at_every_depth(depth: int) -> None:
     variant = normalize(_chain_per_level(100)).variants[0]
@@ -360,12 +366,12 @@ def test_a_chain_within_the_bound_validates_at_every_depth(depth: int) -> None:
     for _ in range(depth):
         value = {"c": value}
 
-    assert variant.validate(value) == value
+    assert variant.validate(value, _NO_TIME_BOUND) == value
     bad: dict[str, Any] = {"c": 5}
     for _ in range(depth - 1):
         bad = {"c": bad}
     with pytest.raises(OutputValidationError, match="is not of type 'object'"):
-        variant.validate(bad)
+        variant.validate(bad, _NO_TIME_BOUND)
 
 
 # --- 5. classes pydantic cannot describe --------------------------------------------------
