@@ -10,6 +10,13 @@ the difference is the fixed cost of LangChain's middleware machinery rather than
 our engine. On this path our agent has no other graph step: an answer at once
 is one model step, as in LangChain.
 
+The same four agents are then timed with `ainvoke`, as LangGraph Server runs a
+graph. Those figures carry no goal; they show what an async run costs, where
+LangChain wraps every middleware hook in LangSmith's `traceable`, whose async
+form hands its bookkeeping to a worker thread on every call, traced or not. A
+last async round sets LangSmith's documented `set_runtime_overrides` hook to do
+that bookkeeping inline, to show how much of the cost those threads are.
+
 A fourth agent is a reference for the rest: LangChain's, with a middleware
 written by hand for this one schema, with our hooks and our state keys, that
 binds the tool, validates the call with Pydantic, answers it and writes the
@@ -29,10 +36,12 @@ Run: python benchmarks/agent_overhead.py [--n 1000] [--warmup 50]
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import statistics
 import time
 
+import langsmith
 from _record import record  # noqa: E402 - benchmarks run as scripts
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents.middleware.types import (
@@ -84,6 +93,12 @@ class PassThrough(AgentMiddleware):
     def wrap_tool_call(self, request, handler):
         return handler(request)
 
+    async def awrap_model_call(self, request, handler):
+        return await handler(request)
+
+    async def awrap_tool_call(self, request, handler):
+        return await handler(request)
+
 
 def _never(**_):
     raise RuntimeError("the middleware answers the structured call; the tool never runs")
@@ -101,10 +116,24 @@ class ByHand(AgentMiddleware):
         )
 
     def wrap_model_call(self, request, handler):
-        request = request.override(
+        return self._answer(handler(self._ask(request)))
+
+    async def awrap_model_call(self, request, handler):
+        return self._answer(await handler(self._ask(request)))
+
+    def wrap_tool_call(self, request, handler):
+        return handler(request)
+
+    async def awrap_tool_call(self, request, handler):
+        return await handler(request)
+
+    def _ask(self, request):
+        return request.override(
             tools=[*request.tools, self.tool], tool_choice="Contact", response_format=None
         )
-        reply = handler(request).result[-1]
+
+    def _answer(self, response):
+        reply = response.result[-1]
         call = reply.tool_calls[0]
         value = Contact.model_validate(call["args"])
         answer = ToolMessage(
@@ -122,9 +151,6 @@ class ByHand(AgentMiddleware):
             command=Command(update=update),
         )
 
-    def wrap_tool_call(self, request, handler):
-        return handler(request)
-
 
 def timed(agent, model: ScriptedChatModel) -> float:
     model.reset([ANSWER])
@@ -134,6 +160,42 @@ def timed(agent, model: ScriptedChatModel) -> float:
     if result["structured_response"] != EXPECTED:
         raise AssertionError(f"unexpected answer: {result['structured_response']!r}")
     return elapsed
+
+
+async def atimed(agent, model: ScriptedChatModel) -> float:
+    model.reset([ANSWER])
+    started = time.perf_counter()
+    result = await agent.ainvoke(INPUT)
+    elapsed = time.perf_counter() - started
+    if result["structured_response"] != EXPECTED:
+        raise AssertionError(f"unexpected answer: {result['structured_response']!r}")
+    return elapsed
+
+
+async def async_times(agents, models, n: int, warmup: int) -> dict[str, list[float]]:
+    """The same interleaved rounds as the sync run, with `ainvoke`."""
+    for _ in range(warmup):
+        for name in LABELS:
+            await atimed(agents[name], models[name])
+    times: dict[str, list[float]] = {name: [] for name in LABELS}
+    for _ in range(n):
+        for name in LABELS:
+            times[name].append(await atimed(agents[name], models[name]))
+    return times
+
+
+async def _inline(default, ctx, func, /, *args, **kwargs):
+    """LangSmith's `aio_to_thread` hook, doing the work on the calling thread."""
+    return ctx.run(func, *args, **kwargs)
+
+
+def inline_times(agents, models, n: int, warmup: int) -> dict[str, list[float]]:
+    """`async_times` with LangSmith's bookkeeping kept off worker threads."""
+    langsmith.set_runtime_overrides(aio_to_thread=_inline)
+    try:
+        return asyncio.run(async_times(agents, models, n, warmup))
+    finally:
+        langsmith.set_runtime_overrides()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -201,14 +263,31 @@ def main() -> int:
         for name in LABELS:
             times[name].append(timed(agents[name], models[name]))
 
+    atimes = asyncio.run(async_times(agents, models, args.n, args.warmup))
+    itimes = inline_times(agents, models, args.n, args.warmup)
+
     medians = {name: statistics.median(values) for name, values in times.items()}
+    amedians = {name: statistics.median(values) for name, values in atimes.items()}
     ratio, net = ratios(times)
     floor = medians["langchain+noop mw"] / medians["langchain"]
     ratio_ci, net_ci = intervals(times)
+    aratio, anet = ratios(atimes)
+    afloor = amedians["langchain+noop mw"] / amedians["langchain"]
+    aratio_ci, anet_ci = intervals(atimes)
+    imedians = {name: statistics.median(values) for name, values in itimes.items()}
+    iratio, inet = ratios(itimes)
+    ifloor = imedians["langchain+noop mw"] / imedians["langchain"]
     print(f"invokes per agent: {args.n} (after {args.warmup} warm-up), interleaved")
-    print(f"{'':20}{'median ms':>12}{'p90 ms':>12}")
+    print(
+        f"{'':20}{'median ms':>12}{'p90 ms':>12}{'async median':>14}{'async p90':>12}"
+        f"{'async inline':>14}"
+    )
     for name in LABELS:
-        print(f"{name:20}{medians[name] * 1e3:>12.3f}{percentile(times[name], 0.9) * 1e3:>12.3f}")
+        print(
+            f"{name:20}{medians[name] * 1e3:>12.3f}{percentile(times[name], 0.9) * 1e3:>12.3f}"
+            f"{amedians[name] * 1e3:>14.3f}{percentile(atimes[name], 0.9) * 1e3:>12.3f}"
+            f"{imedians[name] * 1e3:>14.3f}"
+        )
     print(
         f"ratio (median structx / langchain): {ratio:.3f}"
         f"  95% interval {ratio_ci[0]:.3f}-{ratio_ci[1]:.3f}"
@@ -222,12 +301,31 @@ def main() -> int:
     )
     engine = medians["structx"] / medians["langchain+by-hand mw"]
     print(f"ratio to the by-hand middleware (structx / langchain+by-hand mw): {engine:.3f}")
+    print(
+        f"async, no goal: structx / langchain {aratio:.3f}"
+        f" ({aratio_ci[0]:.3f}-{aratio_ci[1]:.3f});"
+        f" a do-nothing middleware alone {afloor:.3f};"
+        f" net of it {anet:.3f} ({anet_ci[0]:.3f}-{anet_ci[1]:.3f})"
+    )
+    print(
+        f"async with LangSmith's bookkeeping inline: structx / langchain {iratio:.3f};"
+        f" a do-nothing middleware alone {ifloor:.3f}; net of it {inet:.3f}"
+    )
     record(
         "agent_overhead",
         title="Wall time per invoke, ToolStrategy happy path (scripted model)",
         unit="ms",
-        groups=["median", "p90"],
-        series={name: [medians[name] * 1e3, percentile(times[name], 0.9) * 1e3] for name in LABELS},
+        groups=["median", "p90", "async median", "async p90", "async inline median"],
+        series={
+            name: [
+                medians[name] * 1e3,
+                percentile(times[name], 0.9) * 1e3,
+                amedians[name] * 1e3,
+                percentile(atimes[name], 0.9) * 1e3,
+                imedians[name] * 1e3,
+            ]
+            for name in LABELS
+        },
         extra={
             "ratio": ratio,
             "ratio_interval": list(ratio_ci),
@@ -237,6 +335,14 @@ def main() -> int:
             "by_hand_ratio": engine,
             "goal": GOAL,
             "net_goal": NET_GOAL,
+            "async_ratio": aratio,
+            "async_ratio_interval": list(aratio_ci),
+            "async_noop_middleware_ratio": afloor,
+            "async_net_ratio": anet,
+            "async_net_ratio_interval": list(anet_ci),
+            "async_inline_ratio": iratio,
+            "async_inline_noop_middleware_ratio": ifloor,
+            "async_inline_net_ratio": inet,
             "invokes": args.n,
         },
     )

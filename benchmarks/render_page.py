@@ -41,7 +41,15 @@ ABOUT: dict[str, tuple[str, str]] = {
         "the by-hand one leaves out: the bounds and refusal checks, the report and "
         "progress, the fallback and retry bookkeeping, the event and label plumbing, spread "
         "over many small steps with no single hot spot. On a real model, whose calls take "
-        "hundreds of milliseconds, the gap vanishes.",
+        "hundreds of milliseconds, the gap vanishes. The async columns time the same agents "
+        "with `ainvoke`, as LangGraph Server runs them, and carry no goal. There LangChain "
+        "wraps each middleware hook in LangSmith's `traceable`, whose async form hands its "
+        "bookkeeping to a worker thread twice per call, traced or not: any wrap-style "
+        "middleware, the do-nothing one included, costs about 40% on this path "
+        "(`async_noop_middleware_ratio`), and ours adds about as much on top of it as in sync "
+        "(`async_net_ratio`). The last column sets LangSmith's documented "
+        "`set_runtime_overrides(aio_to_thread=...)` hook to do that bookkeeping inline "
+        "(see [Deploying](deploy.md#async-runs-and-langsmiths-worker-threads)).",
     ),
     "noisy_outputs": (
         "python benchmarks/noisy_outputs.py",
