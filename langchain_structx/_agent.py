@@ -28,6 +28,7 @@ from typing_extensions import TypedDict
 
 from langchain_structx import _engine, _shell, streaming
 from langchain_structx._plan import CallSpec, Plan, build_plan
+from langchain_structx._progress import Progress, new_progress
 from langchain_structx.errors import AttemptError, StructuredOutputFailure, StructxError
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 
@@ -67,7 +68,7 @@ class ErrorCache:
         self._deferred: OrderedDict[str, StructxError] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, progress: _engine.Progress | None) -> tuple[AttemptError, ...]:
+    def get(self, progress: Progress | None) -> tuple[AttemptError, ...]:
         """The errors kept for the run `progress` belongs to, as of that progress."""
         run_id = progress.get("run_id") if progress else None
         if not run_id:
@@ -93,7 +94,7 @@ class ErrorCache:
             while len(self._runs) > self._size:
                 self._runs.popitem(last=False)
 
-    def forget(self, progress: _engine.Progress | None) -> None:
+    def forget(self, progress: Progress | None) -> None:
         """Drop what is kept for the run `progress` belongs to (it has failed)."""
         run_id = progress.get("run_id") if progress else None
         if run_id:
@@ -148,15 +149,13 @@ class RequestPlans:
         return cached[1]
 
 
-def progress_of(request: ModelRequest[Any]) -> tuple[_engine.Progress | None, bool]:
+def progress_of(request: ModelRequest[Any]) -> tuple[Progress | None, bool]:
     """`progress_in` for a model request."""
-    progress = cast("_engine.Progress | None", request.state.get(PROGRESS_KEY))
+    progress = cast("Progress | None", request.state.get(PROGRESS_KEY))
     return progress_in(progress, request.messages)
 
 
-def progress_in(
-    progress: _engine.Progress | None, messages: Sequence[Any]
-) -> tuple[_engine.Progress | None, bool]:
+def progress_in(progress: Progress | None, messages: Sequence[Any]) -> tuple[Progress | None, bool]:
     """The run to continue, and whether this turn's answer is already in.
 
     A run goes on while nothing but tool results follows the last message it
@@ -176,7 +175,7 @@ def progress_in(
     return progress, False
 
 
-def raise_deferred(progress: _engine.Progress | None, errors: ErrorCache) -> None:
+def raise_deferred(progress: Progress | None, errors: ErrorCache) -> None:
     """Raise the failure an earlier step of this run put off, if there is one.
 
     Raises:
@@ -194,7 +193,7 @@ def raise_deferred(progress: _engine.Progress | None, errors: ErrorCache) -> Non
 
 
 def may_defer(
-    error: Exception, request: ModelRequest[Any], progress: _engine.Progress | None
+    error: Exception, request: ModelRequest[Any], progress: Progress | None
 ) -> TypeGuard[StructxError]:
     """Whether a failed first step should clear an earlier turn's answer before raising.
 
@@ -211,7 +210,7 @@ def may_defer(
 def put_off(
     error: Exception,
     request: ModelRequest[Any],
-    progress: _engine.Progress | None,
+    progress: Progress | None,
     errors: ErrorCache,
     one_call: bool,
 ) -> ExtendedModelResponse[Any]:
@@ -231,7 +230,7 @@ def deferral(
     error: StructxError, request: ModelRequest[Any], errors: ErrorCache
 ) -> ExtendedModelResponse[Any]:
     """The model step that clears the answer keys and sends the run back to raise `error`."""
-    progress = _engine.new_progress()
+    progress = new_progress()
     progress["retry"] = True
     progress["deferred"] = errors.defer(error)
     progress["errors"] = [f"{type(error).__name__}: {error}"]

@@ -18,11 +18,10 @@ import copy
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
-from typing_extensions import TypedDict
 
 from langchain_structx import _capabilities as caps
 from langchain_structx import _feedback
@@ -31,47 +30,13 @@ from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import Found, interpret
 from langchain_structx._plan import CallSpec, Plan
+from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
 from langchain_structx.errors import AttemptError, DialectError, ProviderRejectedError
-from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
+from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
 
 REASON_CHARS = 200
 """Longest provider message quoted in a fallback record."""
-
-
-class Progress(TypedDict):
-    """Bookkeeping of a run that spans several model-node steps.
-
-    A plain dict, so it checkpoints anywhere: a run resumed from a checkpoint
-    keeps its attempt count, retry budget, usage and fallbacks.
-    """
-
-    attempts: int
-    errors: list[str]
-    kinds: list[str]
-    usage: TokenUsage
-    fallbacks: list[FallbackRecord]
-    repairs: list[str]
-    done: bool
-    answer_id: str | None
-    dropped: NotRequired[list[str]]
-    """Strategies this run fell back from, in order."""
-    retry: NotRequired[bool]
-    """Whether the last step ended with feedback and the model must be asked again."""
-    run_id: NotRequired[str]
-    """Names the run, so a shell can keep its error objects between steps."""
-    routes: NotRequired[list[str]]
-    """The strategy of each failed attempt (beside `kinds`), for the quality fallback."""
-    added: NotRequired[list[str]]
-    """Ids of the messages this run has added to the conversation."""
-    hidden: NotRequired[list[str]]
-    """Ids of the messages of routes given up: kept in the state, not shown again."""
-    suspects: NotRequired[list[str]]
-    """Routes given up in this run, remembered for the model once another answers."""
-    last_id: NotRequired[str | None]
-    """Id of the last message the run added: a run goes on while only tool results follow it."""
-    deferred: NotRequired[str]
-    """Key of a failure to raise at the next step, once this step has cleared the state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +90,8 @@ class _Run:
     history: list[BaseMessage] = field(default_factory=list)
 
     def add_usage(self, message: AIMessage) -> UsageMetadata:
-        usage = add_usage(_usage(self.progress["usage"]), message.usage_metadata)
-        self.progress["usage"] = _tokens(usage)
+        usage = add_usage(as_usage(self.progress["usage"]), message.usage_metadata)
+        self.progress["usage"] = as_tokens(usage)
         return usage
 
     def fallback(self, old: StrategyName, new: StrategyName, error: BaseException) -> None:
@@ -134,7 +99,11 @@ class _Run:
         self.progress["fallbacks"].append(
             {"from_strategy": old, "to_strategy": new, "reason": reason}
         )
-        self.progress.setdefault("dropped", []).append(old)
+        if old == new:
+            # The same route without what the provider refused: JSON mode.
+            self.progress["without_json_mode"] = True
+        else:
+            self.progress.setdefault("dropped", []).append(old)
 
     def fail(self, strategy: StrategyName, error: AttemptError) -> _feedback.Failure:
         failure = _feedback.Failure(
@@ -186,46 +155,6 @@ class _Run:
         return RunResult(
             [*self.history, *messages], progress=self.progress, errors=tuple(self.errors)
         )
-
-
-def new_progress() -> Progress:
-    """Bookkeeping for a fresh run."""
-    return {
-        "attempts": 0,
-        "errors": [],
-        "kinds": [],
-        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
-        "fallbacks": [],
-        "repairs": [],
-        "done": False,
-        "answer_id": None,
-        "dropped": [],
-        "retry": False,
-        "routes": [],
-        "added": [],
-        "hidden": [],
-    }
-
-
-def usage_of(progress: Progress) -> UsageMetadata:
-    """The run's token usage so far, as LangChain counts it."""
-    return _usage(progress["usage"])
-
-
-def _usage(tokens: TokenUsage) -> UsageMetadata:
-    return {
-        "input_tokens": tokens["input_tokens"],
-        "output_tokens": tokens["output_tokens"],
-        "total_tokens": tokens["total_tokens"],
-    }
-
-
-def _tokens(usage: UsageMetadata) -> TokenUsage:
-    return {
-        "input_tokens": usage["input_tokens"],
-        "output_tokens": usage["output_tokens"],
-        "total_tokens": usage["total_tokens"],
-    }
 
 
 def attempt_loop(
@@ -284,7 +213,10 @@ def attempt_loop(
         strategy = order[0]
         try:
             dialect = plan.strict_dialect(native)
-            spec = plan.call_spec(strategy, dialect=dialect, native=native, alone=not user_tools)
+            plain = progress.get("without_json_mode", False)
+            spec = plan.call_spec(
+                strategy, dialect=dialect, native=native, alone=not user_tools, json_mode=not plain
+            )
             spec = quirks.for_model(spec, model)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
@@ -302,8 +234,7 @@ def attempt_loop(
         except Exception as exc:
             if not (plan.auto and caps.is_rejection(exc, strategy, user_tools)):
                 raise
-            _remember(plan, memory, model, strategy, exc, user_tools)
-            order = _fall_back(run, order, exc)
+            order = _after_rejection(run, order, spec, exc, memory, model, user_tools)
             continue
         usage = run.add_usage(message)
         attempt = run.progress["attempts"] + 1
@@ -383,6 +314,26 @@ def _remember(
         memory.remember(caps.model_identity(model), strategy)
 
 
+def _after_rejection(
+    run: _Run,
+    order: tuple[StrategyName, ...],
+    spec: CallSpec,
+    error: Exception,
+    memory: caps.FallbackMemory,
+    model: Any,
+    user_tools: frozenset[str],
+) -> tuple[StrategyName, ...]:
+    """The strategies left to try once the provider refused `spec`'s request."""
+    strategy = order[0]
+    if strategy == "prompted" and "response_format" in spec.model_settings:
+        # JSON mode refused: the same route asks again without it. Not remembered:
+        # the route itself works, and the next run learns it again in one call.
+        run.fallback(strategy, strategy, error)
+        return order
+    _remember(run.plan, memory, model, strategy, error, user_tools)
+    return _fall_back(run, order, error)
+
+
 def _fall_back(
     run: _Run, order: tuple[StrategyName, ...], error: Exception
 ) -> tuple[StrategyName, ...]:
@@ -394,7 +345,7 @@ def _fall_back(
             order[0],
             error,
             attempt=run.progress["attempts"],
-            usage=_usage(run.progress["usage"]),
+            usage=as_usage(run.progress["usage"]),
         ) from error
     run.fallback(order[0], order[1], error)
     return order[1:]

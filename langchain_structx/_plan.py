@@ -116,6 +116,7 @@ class Plan:
         dialect: Dialect | None = None,
         native: Dialect | None = None,
         alone: bool = False,
+        json_mode: bool = True,
     ) -> CallSpec:
         """Build the request pieces for `strategy`.
 
@@ -129,6 +130,8 @@ class Plan:
             alone: Whether the request carries no tools of the caller's. With
                 one structured tool the tool choice then names it (see
                 `tool_choice_for`); otherwise it is `"any"`.
+            json_mode: For the prompted strategy, whether to ask for JSON mode
+                when the plan does; False once the provider has refused it.
 
         Raises:
             DialectError: When the schema cannot be expressed in `dialect`, or
@@ -137,10 +140,11 @@ class Plan:
         alone = alone and strategy == "tool"
         if strategy == "tool":
             dialect = native if native == "gemini" else None
-        key = f"{strategy}:{dialect}:{alone}"
+        json_mode = json_mode and self.json_mode and strategy == "prompted"
+        key = f"{strategy}:{dialect}:{alone}:{json_mode}"
         found = self._specs.get(key)
         if found is None:
-            found = self._specs[key] = self._build_spec(strategy, dialect, alone)
+            found = self._specs[key] = self._build_spec(strategy, dialect, alone, json_mode)
         return found
 
     def tool_choice_for(self, *, alone: bool) -> str:
@@ -164,7 +168,7 @@ class Plan:
         return "any"
 
     def _build_spec(
-        self, strategy: st.StrategyName, dialect: Dialect | None, alone: bool
+        self, strategy: st.StrategyName, dialect: Dialect | None, alone: bool, json_mode: bool
     ) -> CallSpec:
         if strategy == "tool":
             return self._tool_spec(dialect, self.tool_choice_for(alone=alone))
@@ -175,7 +179,7 @@ class Plan:
         if strategy == "provider":
             settings = _response_format(self.output_name(), self.output_schema(), self.strict)
             return CallSpec(strategy="provider", model_settings=settings)
-        settings = {"response_format": {"type": "json_object"}} if self.json_mode else {}
+        settings = {"response_format": {"type": "json_object"}} if json_mode else {}
         return CallSpec(
             strategy="prompted", model_settings=settings, system_suffix=self.instructions()
         )

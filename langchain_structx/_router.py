@@ -13,8 +13,9 @@ from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import AgentMiddleware
 from langgraph.runtime import Runtime
 
-from langchain_structx import _engine, _shell
+from langchain_structx import _shell
 from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY, progress_in
+from langchain_structx._progress import Progress
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -51,7 +52,7 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Jump back to the model when the last attempt failed and may be retried."""
-        progress = cast("_engine.Progress | None", state.get(PROGRESS_KEY))
+        progress = cast("Progress | None", state.get(PROGRESS_KEY))
         if progress and progress.get("retry"):
             return {JUMP_KEY: "model"}
         return None

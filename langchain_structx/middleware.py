@@ -46,6 +46,7 @@ from langchain_structx._agent import PROGRESS_KEY
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
 from langchain_structx._plan import Plan, build_plan
+from langchain_structx._progress import Progress
 from langchain_structx._router import StructuredOutputRetryRouter, has_model_hooks
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import AnyStrategy
@@ -62,7 +63,7 @@ class StructuredAgentState(AgentState[Any]):
 
     structured_response_kind: NotRequired[Annotated[str | None, OmitFromInput]]
     structured_output_report: NotRequired[Annotated[StructuredReport | None, OmitFromInput]]
-    structx_progress: NotRequired[Annotated[_engine.Progress | None, PrivateStateAttr]]
+    structx_progress: NotRequired[Annotated[Progress | None, PrivateStateAttr]]
 
 
 class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Generic[ResponseT]):
@@ -228,9 +229,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         """Async form of `wrap_tool_call`."""
         return await handler(request)
 
-    def _loop(
-        self, plan: Plan, request: ModelRequest[Any], progress: _engine.Progress | None
-    ) -> Any:
+    def _loop(self, plan: Plan, request: ModelRequest[Any], progress: Progress | None) -> Any:
         return _engine.attempt_loop(
             plan,
             model=request.model,

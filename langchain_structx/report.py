@@ -37,7 +37,11 @@ class TokenUsage(TypedDict):
 
 
 class FallbackRecord(TypedDict):
-    """One change of strategy after the provider rejected a request."""
+    """One change of strategy after the provider rejected a request.
+
+    From `prompted` to `prompted` means the same prompt without JSON mode, which
+    the provider refused (`AutoStrategy(json_mode=True)`).
+    """
 
     from_strategy: str
     to_strategy: str

@@ -6,10 +6,11 @@ from langchain.agents import structured_output as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
+from langchain_structx import with_structured_output
 from langchain_structx._capabilities import FallbackMemory, model_identity
 from langchain_structx.errors import ProviderRejectedError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
-from langchain_structx.strategies import AutoStrategy
+from langchain_structx.strategies import AutoStrategy, PromptedStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
 ASK = {"messages": [HumanMessage("Who is Ada?")]}
@@ -300,3 +301,89 @@ def test_explicit_strategy_never_falls_back():
 
     assert len(model.calls) == 1
     assert memory.rejected(model_identity(model)) == frozenset()
+
+
+# --- AutoStrategy(json_mode=True): a refused JSON mode is dropped ----------------------
+
+JSON_OBJECT = {"type": "json_object"}
+JSON_MODE_REFUSED = HTTPError("response_format json_object is not supported by this model", 400)
+
+
+def test_a_refused_json_mode_is_asked_again_without_it():
+    model = ScriptedChatModel(responses=[JSON_MODE_REFUSED, JSON_ANSWER], profile=NEITHER)
+    memory = FallbackMemory()
+    middleware = StructuredOutputMiddleware(
+        AutoStrategy(Contact, json_mode=True), fallback_memory=memory
+    )
+
+    result = langchain_create_agent(model, middleware=[middleware]).invoke(ASK)
+
+    assert result["structured_response"] == ADA
+    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None]
+    # The same messages both times: only JSON mode is dropped.
+    assert model.calls[0].messages == model.calls[1].messages
+    report = result["structured_output_report"]
+    assert report["strategy"] == "prompted"
+    assert report["attempts"] == 1
+    assert report["fallbacks"] == [
+        {
+            "from_strategy": "prompted",
+            "to_strategy": "prompted",
+            "reason": f"HTTPError: {JSON_MODE_REFUSED}",
+        }
+    ]
+    # The route works without JSON mode, so it is not remembered as rejected.
+    assert memory.rejected(model_identity(model)) == frozenset()
+
+
+def test_later_attempts_of_the_run_stay_without_json_mode():
+    # The second attempt is a later graph step of the agent: the choice is kept
+    # in the run's progress, so JSON mode is not refused a second time.
+    model = ScriptedChatModel(
+        responses=[JSON_MODE_REFUSED, '{"name": "Ada"}', JSON_ANSWER], profile=NEITHER
+    )
+    agent = create_agent(model, response_format=AutoStrategy(Contact, json_mode=True))
+
+    result = agent.invoke(ASK)
+
+    assert result["structured_response"] == ADA
+    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None, None]
+    assert result["structured_output_report"]["attempts"] == 2
+
+
+def test_a_refusal_without_json_mode_ends_the_run():
+    refused_again = HTTPError("response_format is not supported", 400)
+    model = ScriptedChatModel(
+        responses=[JSON_MODE_REFUSED, refused_again, JSON_ANSWER], profile=NEITHER
+    )
+    agent = create_agent(model, response_format=AutoStrategy(Contact, json_mode=True))
+
+    with pytest.raises(ProviderRejectedError) as caught:
+        agent.invoke(ASK)
+
+    assert caught.value.strategy == "prompted"
+    assert caught.value.__cause__ is refused_again
+    assert len(model.calls) == 2
+
+
+def test_an_explicit_json_mode_is_never_dropped():
+    # PromptedStrategy(json_mode=True) (and method="json_mode") asks for JSON
+    # mode by name: a provider that refuses it fails the run as it refused.
+    model = ScriptedChatModel(responses=[JSON_MODE_REFUSED, JSON_ANSWER], profile=NEITHER)
+    agent = create_agent(model, response_format=PromptedStrategy(Contact, json_mode=True))
+
+    with pytest.raises(HTTPError):
+        agent.invoke(ASK)
+
+    assert len(model.calls) == 1
+
+
+async def test_the_runnable_drops_a_refused_json_mode_too():
+    model = ScriptedChatModel(
+        responses=[JSON_MODE_REFUSED, JSON_ANSWER, JSON_MODE_REFUSED, JSON_ANSWER], profile=NEITHER
+    )
+    runnable = with_structured_output(model, AutoStrategy(Contact, json_mode=True))
+
+    assert runnable.invoke("Who is Ada?") == ADA
+    assert await runnable.ainvoke("Who is Ada?") == ADA
+    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None] * 2

@@ -391,9 +391,10 @@ def test_a_run_checkpointed_without_its_last_message_goes_on() -> None:
     from langchain.agents.middleware.types import ModelRequest
     from langchain_core.messages import HumanMessage
 
-    from langchain_structx import _agent, _engine
+    from langchain_structx import _agent
+    from langchain_structx._progress import new_progress
 
-    progress = _engine.new_progress()
+    progress = new_progress()
     progress.update({"attempts": 2, "retry": True})
     messages = [HumanMessage("Ada?", id="h1"), HumanMessage("Please fix it.", id="f1")]
     request = ModelRequest(

@@ -9,13 +9,25 @@ import pytest
 
 from langchain_structx import (
     AutoStrategy,
-    ProviderRejectedError,
+    PromptedStrategy,
     ProviderStrategy,
+    create_agent,
 )
 from langchain_structx._capabilities import is_rejection
 
 from .wire import Ask, Reply
-from .workers import HERMES, ROUTES, SMALL, FakeWorkersAI, Parcel, answer, client, drive, strategies
+from .workers import (
+    HERMES,
+    PLAIN,
+    ROUTES,
+    SMALL,
+    FakeWorkersAI,
+    Parcel,
+    answer,
+    client,
+    drive,
+    strategies,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -66,21 +78,61 @@ def test_tools_refused_by_the_model_fall_back_to_a_prompt(via: str, stream: bool
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
-def test_json_mode_that_cannot_be_met_is_a_typed_rejection(stream: bool) -> None:
+def test_json_mode_that_cannot_be_met_is_asked_again_without_it(stream: bool) -> None:
     # Tools are refused by the model (a fallback), then JSON mode cannot be met on
-    # the last strategy: the rejection is read from the body, streamed or not.
+    # the last strategy: the rejection is read from the body, streamed or not, and
+    # the same prompt goes again without JSON mode; the reply is read locally.
     def model(ask: Ask) -> Reply:
         if ask.body.get("response_format"):
             return Reply(reject=(400, "AiError: JSON Mode couldn't be met"))
         return answer(ask)
 
     with FakeWorkersAI(model) as server:
-        strategy = AutoStrategy(Parcel, json_mode=True)
-        with pytest.raises(ProviderRejectedError) as info:
-            drive(client(server, "cloudflare", SMALL), strategy, stream=stream)
-    assert info.value.strategy == "prompted"
+        state = drive(
+            client(server, "cloudflare", SMALL), AutoStrategy(Parcel, json_mode=True), stream=stream
+        )
+    assert state["structured_response"] == Parcel(label="box")
+    report = state["structured_output_report"]
+    assert [(f["from_strategy"], f["to_strategy"]) for f in report["fallbacks"]] == [
+        ("tool", "prompted"),
+        ("prompted", "prompted"),
+    ]
     assert server.rejected == 2
+    assert "response_format" not in server.requests[-1]
     assert server.violations == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+@pytest.mark.parametrize("via", ["cloudflare", "openai"])
+def test_a_model_without_json_mode_or_tools_is_asked_in_the_prompt(via: str, stream: bool) -> None:
+    # The tutorial's case: a model with neither tools nor JSON mode. The fake
+    # refuses both, as Workers AI does, and each run asks once more without JSON
+    # mode (a refused JSON mode is not remembered: the route itself works).
+    with FakeWorkersAI(answer) as server:
+        agent = create_agent(
+            client(server, via, PLAIN), response_format=AutoStrategy(Parcel, json_mode=True)
+        )
+        ask = {"messages": [("user", "Describe the parcel as JSON.")]}
+        if stream:
+            final = [s for s in agent.stream(ask, stream_mode="values")][-1]
+        else:
+            final = agent.invoke(ask)
+        assert final["structured_response"] == Parcel(label="box")
+        assert server.rejected == 2
+        assert agent.invoke(ask)["structured_response"] == Parcel(label="box")
+    assert server.rejected == 4
+    asked = [("tools" in b, "response_format" in b) for b in server.requests[-3:]]
+    assert asked == [(True, False), (False, True), (False, False)]
+    assert server.violations == []
+
+
+def test_an_explicit_json_mode_that_is_refused_is_a_typed_rejection() -> None:
+    with FakeWorkersAI(answer) as server:
+        strategy = PromptedStrategy(Parcel, json_mode=True)
+        with pytest.raises(Exception) as info:
+            drive(client(server, "cloudflare", PLAIN), strategy, stream=False)
+    assert is_rejection(info.value, "prompted")
+    assert server.rejected == 1
 
 
 def test_json_mode_rejection_is_read_from_the_body() -> None:

@@ -197,6 +197,7 @@ def _schema_of(sent: dict[str, Any]) -> Any:
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"  # JSON mode and tools
 SMALL = "@cf/meta/llama-3.1-8b-instruct"  # JSON mode, no tools
+PLAIN = "@cf/qwen/qwen1.5-0.5b-chat"  # neither JSON mode nor tools
 HERMES = "@hf/nousresearch/hermes-2-pro-mistral-7b"  # JSON mode and tools, named "mistral"
 ROUTES = ("cloudflare", "cloudflare_compatible", "openai")
 VALUE = {"label": "box", "weight": None}

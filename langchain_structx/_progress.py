@@ -1,0 +1,89 @@
+"""A run's bookkeeping between graph steps: a plain dict kept in the state.
+
+One run may span several graph steps (see `_engine`). `Progress` carries what the
+next step needs: the attempt count, the errors so far, usage, fallbacks and the
+messages the run added. It is plain data, so any checkpointer can store it.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired
+
+from langchain_core.messages.ai import UsageMetadata
+from typing_extensions import TypedDict
+
+from langchain_structx.report import FallbackRecord, TokenUsage
+
+
+class Progress(TypedDict):
+    """Bookkeeping of a run that spans several model-node steps.
+
+    A plain dict, so it checkpoints anywhere: a run resumed from a checkpoint
+    keeps its attempt count, retry budget, usage and fallbacks.
+    """
+
+    attempts: int
+    errors: list[str]
+    kinds: list[str]
+    usage: TokenUsage
+    fallbacks: list[FallbackRecord]
+    repairs: list[str]
+    done: bool
+    answer_id: str | None
+    dropped: NotRequired[list[str]]
+    """Strategies this run fell back from, in order."""
+    retry: NotRequired[bool]
+    """Whether the last step ended with feedback and the model must be asked again."""
+    run_id: NotRequired[str]
+    """Names the run, so a shell can keep its error objects between steps."""
+    routes: NotRequired[list[str]]
+    """The strategy of each failed attempt (beside `kinds`), for the quality fallback."""
+    added: NotRequired[list[str]]
+    """Ids of the messages this run has added to the conversation."""
+    hidden: NotRequired[list[str]]
+    """Ids of the messages of routes given up: kept in the state, not shown again."""
+    suspects: NotRequired[list[str]]
+    """Routes given up in this run, remembered for the model once another answers."""
+    last_id: NotRequired[str | None]
+    """Id of the last message the run added: a run goes on while only tool results follow it."""
+    without_json_mode: NotRequired[bool]
+    """Whether the provider refused JSON mode, so the prompted route asks without it."""
+    deferred: NotRequired[str]
+    """Key of a failure to raise at the next step, once this step has cleared the state."""
+
+
+def new_progress() -> Progress:
+    """Bookkeeping for a fresh run."""
+    return {
+        "attempts": 0,
+        "errors": [],
+        "kinds": [],
+        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        "fallbacks": [],
+        "repairs": [],
+        "done": False,
+        "answer_id": None,
+        "dropped": [],
+        "retry": False,
+        "routes": [],
+        "added": [],
+        "hidden": [],
+    }
+
+
+def as_usage(tokens: TokenUsage) -> UsageMetadata:
+    """Checkpointed token counts as LangChain's usage type."""
+    return {
+        "input_tokens": tokens["input_tokens"],
+        "output_tokens": tokens["output_tokens"],
+        "total_tokens": tokens["total_tokens"],
+    }
+
+
+def as_tokens(usage: UsageMetadata) -> TokenUsage:
+    """LangChain's usage type as the counts a checkpoint keeps."""
+    return {
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "total_tokens": usage["total_tokens"],
+    }
