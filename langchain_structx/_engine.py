@@ -250,8 +250,9 @@ def attempt_loop(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
             )
         text = yield from _feedback.feedback(run.fail(strategy, seen.outcome.error))
-        sent = _feedback.resendable(message, plan.limits)
-        replies = _feedback.replies(seen.outcome, text)
+        declared = plan.tool_names | user_tools
+        sent = _feedback.resendable(message, plan.limits, declared)
+        replies = _feedback.replies(seen.outcome, text, declared)
         if seen.ordinary_calls:
             return run.pending([sent, *replies])
         # A broken route (not a wrong answer) is left for the next strategy, which

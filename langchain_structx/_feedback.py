@@ -8,6 +8,7 @@ was built; here it is only applied. Everything in this module is driven by
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,13 @@ FULL_REPLIES = 8
 
 NO_SUCH_TOOL = "Error: {name} is not a valid tool here; answer with the structured output only."
 """The answer to a call of a tool the caller does not have, beside a structured call."""
+
+# A call name every provider takes back in a history: OpenAI's and Anthropic's
+# tool-name charset, narrowed as Gemini's reference narrows it (a leading letter
+# or underscore). Another name goes back as `UNNAMED`; the feedback quotes it.
+_PORTABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+UNNAMED = "invalid_tool_name"
+"""The name a call to no declared tool goes back under when its own would be refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +124,11 @@ def feedback(failure: Failure) -> Generator[Invoke, Any, str]:
     return clip(result, plan.limits.max_feedback_chars)
 
 
-def replies(failed: Failed, text: str) -> list[BaseMessage]:
+def replies(failed: Failed, text: str, declared: frozenset[str]) -> list[BaseMessage]:
     """The messages that carry `text` back to the model: a tool answer per call, or a turn.
 
     Calls to tools the caller does not have, beside the ones that carry `text`,
-    are each told so.
+    are each told so. Each answer names its call as `resendable` sends it back.
     """
     if not failed.call_ids:
         return [HumanMessage(content=text, id=_new_id())]
@@ -134,23 +142,54 @@ def replies(failed: Failed, text: str) -> list[BaseMessage]:
     ]
     # Ids are set here, so a run can later tell its own messages in the state.
     return [
-        ToolMessage(content=content, tool_call_id=call_id, name=name, status="error", id=_new_id())
+        ToolMessage(
+            content=content,
+            tool_call_id=call_id,
+            name=_sendable(name, declared),
+            status="error",
+            id=_new_id(),
+        )
         for call_id, name, content in answers
     ]
 
 
-def resendable(message: AIMessage, limits: Limits) -> AIMessage:
+def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> AIMessage:
     """`message` as a client can send it back, with the feedback, for the next attempt.
 
     Some clients parse NaN or an infinity in a reply's tool-call arguments but
     refuse to serialise one (Anthropic's SDK), so the failed reply would break
-    the retry. Such numbers go back as null; the feedback names them.
+    the retry. Such numbers go back as null; the feedback names them. A call to
+    none of the `declared` tools whose name a provider would refuse in a history
+    (empty, too long, or with other characters; Gemini documents the rule) goes
+    back as `UNNAMED`, like the tool message that answers it.
     """
     calls = message.tool_calls
-    fixed = [{**call, "args": _finite_copy(call["args"], limits)} for call in calls]
-    if all(new["args"] is old["args"] for new, old in zip(fixed, calls, strict=True)):
+    fixed = [
+        {
+            **call,
+            "name": _sendable(call["name"], declared),
+            "args": _finite_copy(call["args"], limits),
+        }
+        for call in calls
+    ]
+    if all(
+        new["args"] is old["args"] and new["name"] == old["name"]
+        for new, old in zip(fixed, calls, strict=True)
+    ):
         return message
     return message.model_copy(update={"tool_calls": fixed})
+
+
+def _sendable(name: str, declared: frozenset[str]) -> str:
+    """`name`, or `UNNAMED` for a tool nobody declared whose name a provider could refuse.
+
+    Examples:
+        >>> _sendable("lookup", frozenset()), _sendable("no such tool", frozenset())
+        ('lookup', 'invalid_tool_name')
+        >>> _sendable("9lives", frozenset({"9lives"}))
+        '9lives'
+    """
+    return name if name in declared or _PORTABLE_NAME.fullmatch(name) else UNNAMED
 
 
 def _finite_copy(value: Any, limits: Limits) -> Any:

@@ -6,6 +6,8 @@ non-finite numbers sent back, and calls cut off by the token limit.
 - parsed tool-call arguments count against `max_reply_chars`, as reply text does;
 - a failed call whose arguments hold NaN goes back to the model with null there,
   so a client that cannot serialise NaN does not break the retry;
+- a call to no declared tool whose name a provider would refuse in a history
+  goes back (and is answered) under a placeholder name;
 - a structured call in a reply stopped by the token limit is truncated, however
   whole its (leniently merged) arguments look.
 """
@@ -145,6 +147,68 @@ def test_a_failed_call_with_finite_numbers_goes_back_as_it_was() -> None:
     sent_back = model.calls[1].messages[1]
     assert isinstance(sent_back, AIMessage)
     assert sent_back.tool_calls[0]["args"] == {"weight": 2.5}
+
+
+@pytest.mark.parametrize("name", ["", "no such tool!", "t" * 65, "9lives"])
+def test_a_call_under_a_name_no_provider_takes_back_is_renamed_when_sent_back(name: str) -> None:
+    bad = calls(("Parcel", {"weight": 2.5}), (name, {"x": 1}))
+    model = ScriptedChatModel(responses=[bad, GOOD])
+
+    create_agent(model, response_format=ToolStrategy(Parcel, max_retries=1)).invoke(ASK)
+
+    sent_back, *answers = model.calls[1].messages[1:]
+    assert isinstance(sent_back, AIMessage)
+    assert [c["name"] for c in sent_back.tool_calls] == ["Parcel", "invalid_tool_name"]
+    assert [c["args"] for c in sent_back.tool_calls] == [{"weight": 2.5}, {"x": 1}]
+    assert [(m.tool_call_id, m.name) for m in answers] == [
+        (c["id"], c["name"]) for c in sent_back.tool_calls
+    ]
+    assert "is not a valid tool here" in answers[1].content
+
+
+def test_a_lone_call_under_such_a_name_is_answered_under_the_name_it_goes_back_with() -> None:
+    model = ScriptedChatModel(responses=[calls(("no such tool!", {})), GOOD])
+
+    create_agent(model, response_format=ToolStrategy(Parcel, max_retries=1)).invoke(ASK)
+
+    sent_back, answer = model.calls[1].messages[1:]
+    assert isinstance(sent_back, AIMessage)
+    assert isinstance(answer, ToolMessage)
+    assert [c["name"] for c in sent_back.tool_calls] == ["invalid_tool_name"]
+    assert (answer.tool_call_id, answer.name) == (
+        sent_back.tool_calls[0]["id"],
+        "invalid_tool_name",
+    )
+    assert "no such tool!" in answer.content
+
+
+def test_declared_tools_keep_their_names_when_sent_back() -> None:
+    # "9lives" is declared (the schema's title), so the provider took it.
+    schema = {"title": "9lives", "type": "object", "required": ["n"]}
+    bad = calls(("9lives", {}), ("invented one", {}))
+    good = calls(("9lives", {"n": 9}))
+    model = ScriptedChatModel(responses=[bad, good])
+
+    state = create_agent(model, response_format=ToolStrategy(schema, max_retries=1)).invoke(ASK)
+
+    assert state["structured_response"] == {"n": 9}
+    sent_back = model.calls[1].messages[1]
+    assert isinstance(sent_back, AIMessage)
+    assert [c["name"] for c in sent_back.tool_calls] == ["9lives", "invalid_tool_name"]
+
+
+def test_a_call_with_a_portable_name_goes_back_as_it_was() -> None:
+    bad = calls(("Parcel", {"weight": 2.5}), ("no_such_tool", {}))
+    model = ScriptedChatModel(responses=[bad, GOOD])
+
+    create_agent(model, response_format=ToolStrategy(Parcel, max_retries=1)).invoke(ASK)
+
+    sent_back = model.calls[1].messages[1]
+    assert isinstance(sent_back, AIMessage)
+    assert [(c["name"], c["args"]) for c in sent_back.tool_calls] == [
+        ("Parcel", {"weight": 2.5}),
+        ("no_such_tool", {}),
+    ]
 
 
 @pytest.mark.parametrize(

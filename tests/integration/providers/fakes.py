@@ -396,9 +396,20 @@ class FakeGemini(FakeProvider):
 
     def _history_rules(self, contents: list[dict[str, Any]]) -> list[str]:
         # Function calling guide: a turn of functionResponse parts answers the model
-        # turn before it, one response per functionCall.
+        # turn before it, one response per functionCall. API reference, FunctionCall
+        # and FunctionResponse: "name" is required, with the declarations' charset.
         if not contents:
             return ["contents is not specified"]
+        named = [
+            p[kind].get("name", "")
+            for content in contents
+            for p in content.get("parts") or []
+            for kind in ("functionCall", "functionResponse")
+            if kind in p
+        ]
+        bad = [n for n in named if not GEMINI_NAME.match(n)]
+        if bad:
+            return [f"function name {n!r} in contents is invalid" for n in bad]
         calls: list[str] = []
         for content in contents:
             parts = content.get("parts") or []
