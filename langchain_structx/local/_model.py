@@ -10,19 +10,17 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from langchain_structx._binding import ToolChoice, ToolLike
+from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.local._context import typed_chunks, typed_overflow
 from langchain_structx.local._grammar import (
     GrammarError,
@@ -108,7 +106,7 @@ def _gbnf(schema_json: str) -> str:
     return schema_to_gbnf(json.loads(schema_json))
 
 
-class LocalChatModel(BaseChatModel):
+class LocalChatModel(WholeReplyChatModel):
     """Chat model running a GGUF model with llama.cpp inside this process.
 
     The weights load lazily on first use and are shared by every instance with the
@@ -121,6 +119,8 @@ class LocalChatModel(BaseChatModel):
         >>> model.invoke("Say hi").content  # doctest: +SKIP
         'Hi! How can I help you today?'
     """
+
+    ls_provider: ClassVar[str] = "llamacpp"
 
     model_path: str | Path | None = None
     """A GGUF file; `None` uses the packaged Qwen2.5-Coder-0.5B-Instruct weights."""
@@ -167,13 +167,6 @@ class LocalChatModel(BaseChatModel):
             structured_output=True,
             temperature=True,
         )
-
-    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
-        params = super()._get_ls_params(stop=stop, **kwargs)
-        params["ls_provider"] = "llamacpp"
-        # A per-call `model` is what the caller asked for, so traces name it.
-        params["ls_model_name"] = str(kwargs.get("model") or self.model_name)
-        return params
 
     def load(self) -> Any:
         """Load (or reuse) the underlying `llama_cpp.Llama` and return it.
@@ -250,13 +243,9 @@ class LocalChatModel(BaseChatModel):
             response = loaded.llama.create_chat_completion(stream=stream, **request)
         return typed_chunks(response) if stream else response
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> AIMessage:
         constraint, request = self._request(messages, stop, kwargs)
         loaded = self._loaded()
         with loaded.lock:
@@ -271,19 +260,15 @@ class LocalChatModel(BaseChatModel):
             total_tokens=usage.get("total_tokens", 0),
         )
         message.response_metadata = {"finish_reason": finish, "model_name": self.model_name}
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return message
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    def _reply_chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> Iterator[AIMessageChunk]:
         constraint, request = self._request(messages, stop, kwargs)
         if constraint.mode in ("forced_tool", "auto_tool"):
             # A call is only known once complete: generate it whole, emit one chunk.
-            yield self._tool_chunk(self._generate(messages, stop, run_manager, **kwargs))
+            yield self._tool_chunk(self._reply(messages, stop, kwargs))
             return
         loaded = self._loaded()
         finish, produced = "stop", 0
@@ -294,30 +279,24 @@ class LocalChatModel(BaseChatModel):
                 piece = choice["delta"].get("content")
                 if piece:
                     produced += 1  # llama.cpp streams about one token per chunk.
-                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-                    if run_manager:
-                        run_manager.on_llm_new_token(piece, chunk=chunk)
-                    yield chunk
+                    yield AIMessageChunk(content=piece)
             # n_tokens counts prompt plus generated tokens held in the context.
             total = max(int(loaded.llama.n_tokens), produced)
         yield self._final_chunk(finish, total - produced, produced)
 
-    def _final_chunk(self, finish: str, prompt: int, produced: int) -> ChatGenerationChunk:
+    def _final_chunk(self, finish: str, prompt: int, produced: int) -> AIMessageChunk:
         usage = UsageMetadata(
             input_tokens=prompt, output_tokens=produced, total_tokens=prompt + produced
         )
-        message = AIMessageChunk(
+        return AIMessageChunk(
             content="",
             usage_metadata=usage,
             response_metadata={"finish_reason": finish, "model_name": self.model_name},
             chunk_position="last",
         )
-        return ChatGenerationChunk(message=message)
 
     @staticmethod
-    def _tool_chunk(result: ChatResult) -> ChatGenerationChunk:
-        message = result.generations[0].message
-        assert isinstance(message, AIMessage)  # _generate only builds AIMessages.
+    def _tool_chunk(message: AIMessage) -> AIMessageChunk:
         chunks = [
             ToolCallChunk(
                 name=c["name"],
@@ -330,7 +309,7 @@ class LocalChatModel(BaseChatModel):
         ]
         # Invalid calls are passed as such: as raw chunks, LangChain would repair the
         # truncated JSON into a plausible but wrong call.
-        chunk = AIMessageChunk(
+        return AIMessageChunk(
             content=message.content,
             tool_call_chunks=chunks,
             invalid_tool_calls=message.invalid_tool_calls,
@@ -338,4 +317,3 @@ class LocalChatModel(BaseChatModel):
             response_metadata=message.response_metadata,
             chunk_position="last",
         )
-        return ChatGenerationChunk(message=chunk)

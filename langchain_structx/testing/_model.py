@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
 )
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.language_models.base import LangSmithParams
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.model_profile import ModelProfile
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr, SkipValidation, field_validator
 
-from langchain_structx._binding import ToolChoice, ToolLike
+from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.testing._chunks import to_chunks
 from langchain_structx.testing._script import (
     FORMAT_COPY_KEY,
@@ -38,7 +36,7 @@ from langchain_structx.testing._script import (
 _SCRIPT_LOCK = threading.Lock()
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(WholeReplyChatModel):
     """A chat model that replies from a script, for testing agents and graphs.
 
     Each call takes the next entry of `responses`:
@@ -83,6 +81,8 @@ class ScriptedChatModel(BaseChatModel):
             ...
         ValueError: HTTP 400: bad request
     """
+
+    ls_provider: ClassVar[str] = "scripted"
 
     model_name: str = "scripted"
     """The model's identity, reported as `ls_model_name` and in `_identifying_params`."""
@@ -210,22 +210,6 @@ class ScriptedChatModel(BaseChatModel):
             "structured_output": False,
         }
 
-    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
-        params = super()._get_ls_params(stop=stop, **kwargs)
-        params["ls_provider"] = "scripted"
-        params["ls_model_name"] = self.model_name
-        return params
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        message = self._reply(messages, stop, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
     async def _agenerate(
         self,
         messages: list[BaseMessage],
@@ -237,17 +221,10 @@ class ScriptedChatModel(BaseChatModel):
         # would only add overhead and reorder concurrent callers.
         return self._generate(messages, stop, **kwargs)
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        # The base class reports each chunk to callbacks itself, so this only yields.
-        message = self._reply(messages, stop, kwargs)
-        for chunk in to_chunks(message, self.chunk_size):
-            yield ChatGenerationChunk(message=chunk)
+    def _reply_chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> Iterator[AIMessageChunk]:
+        return iter(to_chunks(self._reply(messages, stop, kwargs), self.chunk_size))
 
     async def _astream(
         self,

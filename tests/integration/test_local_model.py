@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
@@ -220,8 +219,7 @@ def test_truncated_forced_call_becomes_invalid_tool_call() -> None:
     message = _messages.forced_message('{"name": "get_weather", "argu', "length")
     assert not message.tool_calls
     assert message.invalid_tool_calls[0]["error"] == "output truncated at max_tokens"
-    result = ChatResult(generations=[ChatGeneration(message=message)])
-    chunk = LocalChatModel._tool_chunk(result).message
+    chunk = LocalChatModel._tool_chunk(message)
     assert isinstance(chunk, AIMessageChunk) and chunk.invalid_tool_calls
 
 
