@@ -28,7 +28,8 @@ from langchain_structx import _feedback
 from langchain_structx import _quirks as quirks
 from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
-from langchain_structx._interpret import Found, interpret
+from langchain_structx._interpret import interpret
+from langchain_structx._match import Found
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
 from langchain_structx.errors import AttemptError, DialectError, ProviderRejectedError

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.ai import UsageMetadata
 
 from langchain_structx._clip import NAME_CHARS, clip
-from langchain_structx._interpret import Failed, Found
+from langchain_structx._match import Failed, Found
 from langchain_structx._plan import Plan
 from langchain_structx._policy import ErrorPolicy
 from langchain_structx.errors import (

@@ -7,20 +7,17 @@ and never raises for bad model output; failures are values here.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.messages.ai import UsageMetadata
 
-from langchain_structx._bounds import shape_issue
 from langchain_structx._clip import NAME_CHARS, clip
-from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
-from langchain_structx._parse import Parsed, Repair, coerce, parse_json
+from langchain_structx._match import CallIds, Failed, Found, Stamp, decode_output, validate
+from langchain_structx._parse import Parsed, Repair, parse_json
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx._schema import Variant
 from langchain_structx._stops import is_truncated, refusal_text
 from langchain_structx.errors import (
     AttemptError,
@@ -32,61 +29,10 @@ from langchain_structx.errors import (
     StructuredOutputRefusal,
     TruncatedJSONError,
     TruncatedOutputError,
-    ValidationIssue,
 )
-from langchain_structx.limits import Limits
 
 Restores = Mapping[str, Callable[[Any], Any]]
 """Per structured tool, how its arguments come back to the variant's shape."""
-
-CallIds = tuple[tuple[str, str], ...]
-"""`(id, name)` of each structured tool call in a reply."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stamp:
-    """The context every failure of one reply is created with."""
-
-    message: AIMessage
-    attempt: int = 1
-    usage: UsageMetadata | None = None
-
-    def fields(self) -> dict[str, Any]:
-        """Keyword arguments for a run-time failure's constructor."""
-        return {"ai_message": self.message, "attempt": self.attempt, "usage": self.usage}
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """A validated structured answer.
-
-    Attributes:
-        value: The validated object.
-        variant: Name of the variant it matched.
-        repairs: Every repair and coercion applied on the way.
-        call_id: The structured tool call that carried it, if any.
-    """
-
-    value: Any
-    variant: str
-    repairs: tuple[Repair, ...]
-    call_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Failed:
-    """A failed attempt.
-
-    Attributes:
-        error: What went wrong.
-        call_ids: `(id, name)` of each tool call that the feedback answers.
-        stray_ids: `(id, name)` of each call to a tool the caller does not have,
-            beside a structured call that carries the feedback.
-    """
-
-    error: AttemptError
-    call_ids: CallIds = ()
-    stray_ids: CallIds = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +207,7 @@ def _from_text(plan: Plan, at: Stamp, restore: Callable[[Any], Any] | None) -> F
         except OutputValidationError as exc:
             # A value too deep or too large to map back is a bad answer, retried as such.
             return _worded_as_text(Failed(InvalidOutputError(name, exc, **at.fields())))
-    return _worded_as_text(_decode_output(plan, parsed, at))
+    return _worded_as_text(decode_output(plan, parsed, at))
 
 
 def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
@@ -303,98 +249,4 @@ def _decode_args(
             args = restore(args)
         except OutputValidationError as exc:
             return Failed(InvalidOutputError(name, exc, **at.fields()), call_ids)
-    return _validate(plan, variant, args, at, repairs, call_ids)
-
-
-def _decode_output(plan: Plan, parsed: Parsed, at: Stamp) -> Found | Failed:
-    if not plan.schemas.is_union:
-        return _validate(plan, plan.schemas.variants[0], parsed.value, at, parsed.repairs)
-    value = parsed.value
-    if not (isinstance(value, dict) and ENVELOPE_KIND in value):
-        return _infer_kind(plan, value, at, parsed.repairs)
-    # A variant may have a field called "kind" itself (a tagged union's usual
-    # discriminator). Only `{"kind": <variant>, "data": ...}` is taken as the
-    # envelope first; anything else, or an envelope that fails, is also tried
-    # as a bare variant, and the envelope's error is kept for the feedback.
-    enveloped = _from_envelope(plan, value, at, parsed.repairs)
-    if isinstance(enveloped, Found) and set(value) == {ENVELOPE_KIND, ENVELOPE_DATA}:
-        return enveloped
-    inferred = _infer_kind(plan, value, at, parsed.repairs)
-    if isinstance(inferred, Found):
-        return inferred
-    return enveloped
-
-
-def _from_envelope(
-    plan: Plan, value: dict[str, Any], at: Stamp, repairs: tuple[Repair, ...]
-) -> Found | Failed:
-    kind = value[ENVELOPE_KIND]
-    variant = plan.schemas.get(kind) if isinstance(kind, str) else None
-    if variant is None:
-        names = ", ".join(repr(n) for n in plan.schemas.names)
-        issue = ValidationIssue((ENVELOPE_KIND,), f"must be one of {names}, got {kind!r}")
-        error = OutputValidationError(plan.output_name(), [issue])
-        return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
-    if ENVELOPE_DATA not in value:
-        issue = ValidationIssue((), f"'{ENVELOPE_DATA}' is required but missing")
-        error = OutputValidationError(plan.output_name(), [issue])
-        return Failed(InvalidOutputError(variant.name, error, **at.fields()))
-    return _validate(plan, variant, value[ENVELOPE_DATA], at, repairs)
-
-
-def _infer_kind(plan: Plan, value: Any, at: Stamp, repairs: tuple[Repair, ...]) -> Found | Failed:
-    # Small models often drop the envelope; accept the object when exactly one
-    # variant fits it, so the data is not thrown away for a formality. The
-    # variants share one validation's time: the reply is one value.
-    ends = time.monotonic() + plan.limits.validation_seconds
-    matches = []
-    for variant in plan.schemas.variants:
-        left = ends - time.monotonic()
-        if left <= 0:
-            seconds = plan.limits.validation_seconds
-            late = f"could not be checked against every variant within {seconds} s"
-            error = OutputValidationError(plan.output_name(), [ValidationIssue((), late)])
-            return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
-        limits = replace(plan.limits, validation_seconds=left)
-        if isinstance(found := _validate(plan, variant, value, at, repairs, limits=limits), Found):
-            matches.append(found)
-    if len(matches) == 1:
-        note = Repair("infer_kind", f"took the answer as {matches[0].variant} (no envelope)")
-        return Found(matches[0].value, matches[0].variant, (*matches[0].repairs, note))
-    names = ", ".join(repr(n) for n in plan.schemas.names)
-    detail = "matches several" if matches else "matches none"
-    issue = ValidationIssue(
-        (), f'expected {{"{ENVELOPE_KIND}": {names}, "{ENVELOPE_DATA}": ...}}; the object {detail}'
-    )
-    error = OutputValidationError(plan.output_name(), [issue])
-    return Failed(InvalidOutputError(plan.output_name(), error, **at.fields()))
-
-
-def _validate(
-    plan: Plan,
-    variant: Variant,
-    data: Any,
-    at: Stamp,
-    repairs: tuple[Repair, ...],
-    call_ids: CallIds = (),
-    limits: Limits | None = None,
-) -> Found | Failed:
-    """Validate `data` as `variant`; `call_ids` are the structured calls that carried it."""
-    call_id = call_ids[0][0] if call_ids else None
-    limits = limits or plan.limits
-    try:
-        return Found(variant.validate(data, limits), variant.name, repairs, call_id)
-    except OutputValidationError as exc:
-        first_error = exc
-    # Coercion only runs on a value that failed: the happy path pays nothing for it.
-    # A value past the bounds (too deep, too long, NaN) is not coerced: turned
-    # into a string, it would slip past the very bound that refused it.
-    fixable = plan.coerce and shape_issue(data, limits)[0] is None
-    coerced = coerce(data, variant.json_schema) if fixable else None
-    if coerced is None or not coerced.repairs:
-        return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)
-    try:
-        value = variant.validate(coerced.value, limits)
-    except OutputValidationError as exc:
-        return Failed(InvalidOutputError(variant.name, exc, **at.fields()), call_ids)
-    return Found(value, variant.name, (*repairs, *coerced.repairs), call_id)
+    return validate(plan, variant, args, at, repairs, call_ids)
