@@ -210,6 +210,7 @@ def attempt_loop(
     run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
     order = _order(plan, model, memory, tools, progress)
     native = caps.model_dialect(model)
+    declared = plan.tool_names | user_tools
     while True:
         strategy = order[0]
         try:
@@ -243,15 +244,15 @@ def attempt_loop(
         seen = interpret(plan, spec, message, attempt=attempt, usage=usage, runs=runs)
         if seen.outcome is None:
             # Turns spent calling ordinary tools cost tokens but are not attempts.
-            return run.pending([message])
+            return run.pending([_feedback.portable(message, declared)])
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
             _confirm_suspects(progress, memory, model)
+            message = _feedback.portable(message, declared) if seen.ordinary_calls else message
             return run.finish(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
             )
         text = yield from _feedback.feedback(run.fail(strategy, seen.outcome.error))
-        declared = plan.tool_names | user_tools
         sent = _feedback.resendable(message, plan.limits, declared)
         replies = _feedback.replies(seen.outcome, text, declared)
         if seen.ordinary_calls:

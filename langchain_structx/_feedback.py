@@ -180,6 +180,21 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
     return message.model_copy(update={"tool_calls": fixed})
 
 
+def portable(message: AIMessage, declared: frozenset[str]) -> AIMessage:
+    """`message` with each call to none of the `declared` tools named as any provider takes it.
+
+    A reply that goes on to the caller's tool node keeps its calls, but one to a
+    tool nobody declared, under a name a provider would refuse in a history, is
+    renamed `UNNAMED`: the tool node answers it as an invalid tool under that name,
+    and the next request still goes through.
+    """
+    calls = message.tool_calls
+    if all(_sendable(call["name"], declared) == call["name"] for call in calls):
+        return message
+    fixed = [{**call, "name": _sendable(call["name"], declared)} for call in calls]
+    return message.model_copy(update={"tool_calls": fixed})
+
+
 def _sendable(name: str, declared: frozenset[str]) -> str:
     """`name`, or `UNNAMED` for a tool nobody declared whose name a provider could refuse.
 

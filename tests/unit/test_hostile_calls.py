@@ -100,6 +100,43 @@ def test_an_invented_tool_beside_a_real_one_is_left_to_the_tool_node() -> None:
     assert answers["nope"].status == "error"
 
 
+@pytest.mark.parametrize("name", ["", "no such tool!", "t" * 300, "9lives"])
+def test_an_invented_tool_under_a_name_no_provider_takes_back_reaches_the_tool_node_renamed(
+    name: str,
+) -> None:
+    mixed = calls(("lookup", {"query": "box"}), (name, {"x": 1}))
+    model = ScriptedChatModel(responses=[mixed, GOOD])
+    agent = create_agent(model, tools=[lookup], response_format=ToolStrategy(Parcel, max_retries=0))
+
+    state = agent.invoke(ASK)
+
+    assert state["structured_response"] == Parcel(label="box")
+    sent, *answers = model.calls[1].messages[1:]
+    assert isinstance(sent, AIMessage)
+    assert [(c["name"], c["args"]) for c in sent.tool_calls] == [
+        ("lookup", {"query": "box"}),
+        ("invalid_tool_name", {"x": 1}),
+    ]
+    assert [(m.tool_call_id, m.name, m.status) for m in answers] == [
+        (sent.tool_calls[0]["id"], "lookup", "success"),
+        (sent.tool_calls[1]["id"], "invalid_tool_name", "error"),
+    ]
+
+
+def test_an_answer_beside_a_real_tool_and_an_unnamed_one_is_kept_with_the_call_renamed() -> None:
+    both = calls(("Parcel", {"label": "box"}), ("lookup", {"query": "box"}), ("", {}))
+    model = ScriptedChatModel(responses=[both])
+    agent = create_agent(model, tools=[lookup], response_format=ToolStrategy(Parcel, max_retries=0))
+
+    state = agent.invoke(ASK)
+
+    assert state["structured_response"] == Parcel(label="box")
+    reply = next(m for m in state["messages"] if isinstance(m, AIMessage))
+    assert [c["name"] for c in reply.tool_calls] == ["Parcel", "lookup", "invalid_tool_name"]
+    answered = {m.tool_call_id: m.name for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert sorted(answered.values()) == ["Parcel", "invalid_tool_name", "lookup"]
+
+
 def test_parsed_arguments_longer_than_a_reply_may_be_are_refused() -> None:
     huge = calls(("Parcel", {"label": "a" * 2_000}))
     strategy = ToolStrategy(Parcel, max_retries=1, limits=Limits(max_reply_chars=1_000))

@@ -463,6 +463,28 @@ def test_a_call_to_no_tool_then_a_good_call(provider: str, name: str) -> None:
     assert server.violations == []
 
 
+@pytest.mark.parametrize("provider", ["openai", "openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("name", ["", "no such tool!", "9lives"])
+def test_an_invented_call_beside_a_real_tool_call_does_not_break_the_next_request(
+    provider: str, name: str
+) -> None:
+    # The tool node runs `lookup` and answers the invented call; both go back in
+    # the next request, under names every provider takes.
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    mixed = Reply(calls=(("lookup", {"query": "box"}), (name, {"x": 1})))
+    with raw_fake(provider, script(mixed, call({"label": "box"}, name="Parcel"))) as server:
+        agent = create_agent(
+            client(provider, server), tools=[lookup], response_format=ToolStrategy(Parcel)
+        )
+        state = agent.invoke({"messages": [("user", "Describe the parcel as JSON.")]})
+    assert state["structured_response"] == Parcel(label="box")
+    assert len(server.requests) == 2
+    assert server.violations == []
+
+
 def _stubborn(name: str, give_up_after: int = 12) -> Callable[[Ask], Reply]:
     """A model that keeps calling `name`, and answers properly only after many calls
     (so that a run the package does not bound still ends, and the test can count)."""
