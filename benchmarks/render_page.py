@@ -38,7 +38,7 @@ ABOUT: dict[str, tuple[str, str]] = {
         "middleware written by hand for this one schema, with our hooks and state keys, that "
         "binds the tool, validates the call with Pydantic, answers it and writes the keys, "
         "and nothing else. It costs 1 to 2% more than the do-nothing one; ours costs 0.05 to "
-        "0.08 ms per model step more than it (`by_hand_ratio`). That is the price of what "
+        "0.1 ms per model step more than it (`by_hand_ratio`). That is the price of what "
         "the by-hand one leaves out: the bounds and refusal checks, the report and "
         "progress, the fallback and retry bookkeeping, the event and label plumbing, spread "
         "over many small steps with no single hot spot. On a real model, whose calls take "
