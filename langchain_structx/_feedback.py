@@ -163,19 +163,10 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
     (empty, too long, or with other characters; Gemini documents the rule) goes
     back as `UNNAMED`, like the tool message that answers it.
     """
+    message = portable(message, declared)
     calls = message.tool_calls
-    fixed = [
-        {
-            **call,
-            "name": _sendable(call["name"], declared),
-            "args": _finite_copy(call["args"], limits),
-        }
-        for call in calls
-    ]
-    if all(
-        new["args"] is old["args"] and new["name"] == old["name"]
-        for new, old in zip(fixed, calls, strict=True)
-    ):
+    fixed = [{**call, "args": _finite_copy(call["args"], limits)} for call in calls]
+    if all(new["args"] is old["args"] for new, old in zip(fixed, calls, strict=True)):
         return message
     return message.model_copy(update={"tool_calls": fixed})
 
