@@ -313,7 +313,7 @@ def _remember(
     user_tools: frozenset[str],
 ) -> None:
     ours = plan.tool_names | {plan.output_name()}
-    if caps.is_lasting(error, ours, user_tools):
+    if caps.is_lasting(error, ours, user_tools, strategy):
         memory.remember(caps.model_identity(model), strategy)
 
 

@@ -45,6 +45,17 @@ _LASTING_WORDS = (
     "tool choice",
 )
 
+# A model's own word that it cannot take tools at all (Ollama: "... does not support
+# tools"; Workers AI: "... does not support 'tools'"). It lasts for the tool route
+# only: a refusal of tools that come with some condition ("tools with streaming")
+# is left to the wording above.
+_NO_TOOLS = re.compile(
+    r"\b(?:does not|doesn't|do not|don't|cannot|can't) support ['\"`]?tools\b['\"`]?"
+    r"(?!\s+(?:with|when|in|for|and|on|if|while)\b)"
+    r"|\btools (?:are|is) not supported\b(?!\s+(?:with|when|in|for|and|on|if|while)\b)",
+    re.IGNORECASE,
+)
+
 
 def is_rejection(
     error: BaseException, strategy: StrategyName, user_tools: frozenset[str] = frozenset()
@@ -72,14 +83,31 @@ def is_rejection(
 
 
 def is_lasting(
-    error: BaseException, ours: frozenset[str], user_tools: frozenset[str] = frozenset()
+    error: BaseException,
+    ours: frozenset[str],
+    user_tools: frozenset[str] = frozenset(),
+    strategy: StrategyName | None = None,
 ) -> bool:
     """Whether a rejection will hold for later runs, so it is worth remembering.
 
     Only a refusal of our own request is: a missing integration
     (`NotImplementedError`), or a 400/422 naming our response format, JSON
     mode, tool choice or one of our structured tools `ours`, and none of the
-    user's tools. A server error (5xx) may pass, so it is never remembered.
+    user's tools. A refusal of the tool route by a model that says it takes no
+    tools at all is one too. A server error (5xx) may pass, so it is never
+    remembered.
+
+    Examples:
+        >>> class Refused(Exception):
+        ...     status_code = 400
+        >>> no_tools = Refused("llama2:latest does not support tools")
+        >>> is_lasting(no_tools, frozenset({"Contact"}), strategy="tool")
+        True
+        >>> is_lasting(no_tools, frozenset({"Contact"}), strategy="provider")
+        False
+        >>> conditional = Refused("this model does not support tools with streaming")
+        >>> is_lasting(conditional, frozenset(), strategy="tool")
+        False
     """
     if isinstance(error, NotImplementedError):
         return True
@@ -92,6 +120,8 @@ def is_lasting(
         return True
     if status not in (400, 422) or _names_any(text, user_tools):
         return False
+    if strategy == "tool" and _NO_TOOLS.search(text):
+        return True
     return any(word in lowered for word in _LASTING_WORDS) or _names_any(text, ours)
 
 

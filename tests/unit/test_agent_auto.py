@@ -188,6 +188,49 @@ def test_rejection_is_remembered_per_model_identity():
     assert [strategy_of(c) for c in twin.calls] == ["tool"]
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "registry.ollama.ai/library/llama2:latest does not support tools",
+        "AiError: this model does not support 'tools' (@cf/example/small)",
+        "Tools are not supported by this model",
+    ],
+)
+def test_a_model_that_takes_no_tools_is_remembered_for_the_tool_route(refusal):
+    memory = FallbackMemory()
+    model = ScriptedChatModel(responses=[HTTPError(refusal, 400), JSON_ANSWER], profile=TOOLS_ONLY)
+    agent = agent_with(model, AutoStrategy(Contact), memory)
+
+    first = agent.invoke(ASK)
+    model.reset([JSON_ANSWER])
+    second = agent.invoke(ASK)
+
+    assert first["structured_response"] == second["structured_response"] == ADA
+    assert memory.rejected(model_identity(model)) == frozenset({"tool"})
+    assert [strategy_of(c) for c in model.calls] == ["prompted"]
+    assert second["structured_output_report"]["fallbacks"] == []
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "this model does not support tools with streaming",
+        "Invalid 'tools[0]': a description is required",
+        "Function tools with reasoning_effort are not supported",
+    ],
+)
+def test_a_refusal_of_tools_under_some_condition_falls_back_but_is_not_remembered(refusal):
+    memory = FallbackMemory()
+    model = ScriptedChatModel(responses=[HTTPError(refusal, 400), JSON_ANSWER], profile=TOOLS_ONLY)
+    agent = agent_with(model, AutoStrategy(Contact), memory)
+
+    assert agent.invoke(ASK)["structured_output_report"]["strategy"] == "prompted"
+
+    assert memory.rejected(model_identity(model)) == frozenset()
+    model.reset([TOOL_ANSWER])
+    assert agent.invoke(ASK)["structured_output_report"]["strategy"] == "tool"
+
+
 def test_each_agent_has_its_own_memory_by_default():
     rejected = ScriptedChatModel(
         responses=[HTTPError("response_format not supported", 400), TOOL_ANSWER], profile=NATIVE

@@ -106,8 +106,9 @@ def test_json_mode_that_cannot_be_met_is_asked_again_without_it(stream: bool) ->
 @pytest.mark.parametrize("via", ["cloudflare", "openai"])
 def test_a_model_without_json_mode_or_tools_is_asked_in_the_prompt(via: str, stream: bool) -> None:
     # The tutorial's case: a model with neither tools nor JSON mode. The fake
-    # refuses both, as Workers AI does, and each run asks once more without JSON
-    # mode (a refused JSON mode is not remembered: the route itself works).
+    # refuses both, as Workers AI does. Its refusal of tools says the model takes
+    # none, so the agent remembers it; each run asks once more without JSON mode
+    # (a refused JSON mode is not remembered: the route itself works).
     with FakeWorkersAI(answer) as server:
         agent = create_agent(
             client(server, via, PLAIN), response_format=AutoStrategy(Parcel, json_mode=True)
@@ -120,9 +121,9 @@ def test_a_model_without_json_mode_or_tools_is_asked_in_the_prompt(via: str, str
         assert final["structured_response"] == Parcel(label="box")
         assert server.rejected == 2
         assert agent.invoke(ask)["structured_response"] == Parcel(label="box")
-    assert server.rejected == 4
-    asked = [("tools" in b, "response_format" in b) for b in server.requests[-3:]]
-    assert asked == [(True, False), (False, True), (False, False)]
+    assert server.rejected == 3
+    asked = [("tools" in b, "response_format" in b) for b in server.requests[-2:]]
+    assert asked == [(False, True), (False, False)]
     assert server.violations == []
 
 
