@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_structx.errors import UserError
+from langchain_structx.local._definitions import has_local_refs, lift, lifted
 from langchain_structx.local._grammar_size import PatternLoads
 from langchain_structx.local._limits import MAX_PATTERNS_WORK, MAX_RULE_GROUPS
 from langchain_structx.local._pattern_bounds import PatternBudget, affordable, pattern_load
@@ -122,7 +123,7 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     check_shape(schema)
     # Exactly what the converter will read: a tuple of subschemas is a list there,
     # so it must be one here, or its patterns and counts would escape the bounds.
-    clean: dict[str, Any] = json.loads(json.dumps(schema))
+    clean: dict[str, Any] = lifted(json.loads(json.dumps(schema)))
     budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
     for node in schema_nodes(clean):
         pattern = node.get("pattern")
@@ -235,20 +236,38 @@ def call_schema(tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     """Schema of `{"name": ..., "arguments": ...}` for any one of `tools`.
 
     This is the shape Qwen-style models are trained to emit for a call, so forcing it
-    keeps the arguments as good as the model can make them.
+    keeps the arguments as good as the model can make them. Parameters that refer
+    to their own definitions (a Pydantic model with a nested one) bring them to the
+    root `$defs`, named after the tool's place (see `_definitions.lift`).
+
+    Raises:
+        GrammarError: Parameters fail `check_shape`.
+
+    Examples:
+        >>> tool = {"function": {"name": "Box", "parameters": {
+        ...     "type": "object", "properties": {"in": {"$ref": "#/$defs/Item"}},
+        ...     "$defs": {"Item": {"type": "string"}}}}}
+        >>> schema = call_schema((tool,))
+        >>> schema["properties"]["arguments"]["properties"], schema["$defs"]
+        ({'in': {'$ref': '#/$defs/arguments0-Item'}}, {'arguments0-Item': {'type': 'string'}})
     """
-    variants = [
-        {
-            "type": "object",
-            "properties": {
-                "name": {"const": _tool_name(tool)},
-                "arguments": tool["function"].get("parameters") or {"type": "object"},
-            },
-            "required": ["name", "arguments"],
-        }
-        for tool in tools
-    ]
-    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+    definitions: dict[str, Any] = {}
+    variants = []
+    for index, tool in enumerate(tools):
+        arguments = tool["function"].get("parameters") or {"type": "object"}
+        check_shape(arguments)
+        if has_local_refs(arguments):
+            arguments, found = lift(arguments, f"arguments{index}-")
+            definitions.update(found)
+        variants.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": _tool_name(tool)}, "arguments": arguments},
+                "required": ["name", "arguments"],
+            }
+        )
+    schema = variants[0] if len(variants) == 1 else {"anyOf": variants}
+    return {**schema, "$defs": definitions} if definitions else schema
 
 
 def _response_schema(response_format: Any) -> dict[str, Any] | None:

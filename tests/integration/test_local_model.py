@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from local_tasks import Address, Shipment
 from pydantic import BaseModel, Field
 
 from langchain_structx.local import LocalChatModel, WeightsError, _messages, load_default_model
@@ -124,6 +125,34 @@ def test_openai_json_schema_form_is_honoured(local_model: LocalChatModel) -> Non
     fmt = {"type": "json_schema", "json_schema": {"name": "Contact", "schema": CONTACT_SCHEMA}}
     reply = local_model.invoke(CONTACT_TEXT, response_format=fmt)
     Contact.model_validate_json(str(reply.content))
+
+
+class Topic(BaseModel):
+    """A topic and its subtopics."""
+
+    title: str = Field(max_length=30)
+    subtopics: list[Topic] = Field(default_factory=list, max_length=3)
+
+
+def test_a_forced_call_with_nested_models_answers_through_the_agent(
+    local_model: LocalChatModel,
+) -> None:
+    from langchain_structx import ToolStrategy, create_agent
+
+    agent = create_agent(local_model, response_format=ToolStrategy(Shipment))
+    ask = {"messages": [("user", "Send it to Ana Silva, Rua Augusta 12, 1100-053 Lisbon.")]}
+    state = agent.invoke(ask, {"recursion_limit": 12})
+    assert isinstance(state["structured_response"], Shipment)
+    assert isinstance(state["structured_response"].address, Address)
+    assert state["structured_output_report"]["strategy"] == "tool"
+
+
+def test_a_self_referring_model_gets_a_grammar(local_model: LocalChatModel) -> None:
+    schema = Topic.model_json_schema()
+    assert "$ref" in schema and "$defs" in schema  # the form the converter could not read
+    fmt = {"type": "json_schema", "json_schema": {"name": "Topic", "schema": schema}}
+    reply = local_model.invoke("Outline: cooking, with baking and frying.", response_format=fmt)
+    assert isinstance(Topic.model_validate_json(str(reply.content)), Topic)
 
 
 def test_digit_pattern_is_sanitised_not_fatal(local_model: LocalChatModel) -> None:

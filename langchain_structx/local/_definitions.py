@@ -1,0 +1,117 @@
+"""Definitions lifted to the root of a schema, in the one form the grammar converter reads.
+
+llama-cpp-python's converter resolves references only as paths from the root of
+the schema it is given, and it does not look inside the siblings of a `$ref`. Two
+common schemas break on that: a Pydantic model that refers to itself (its schema
+is a root `$ref` beside its `$defs`), and the parameters of a tool with nested
+models once they sit inside the forced-call schema (their `#/$defs/...` no longer
+starts at the root). `lift` moves a schema's definitions out, renamed under a
+prefix, and rewrites every reference into the schema to match.
+
+Every function here expects a schema that passed `check_shape` (bounded depth and
+size, plain JSON, no cycles).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_structx.local._schema_bounds import schema_nodes
+
+_HOMES = ("$defs", "definitions")
+"""Where a schema keeps its definitions."""
+
+
+def has_local_refs(schema: Any) -> bool:
+    """Whether `schema` refers into itself (`#` or `#/...`)."""
+    if not isinstance(schema, dict):
+        return False
+    return any(_is_local(node.get("$ref")) for node in schema_nodes(_plain(schema)))
+
+
+def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split `schema` into a body without definitions and root-level definitions.
+
+    Args:
+        schema: A schema whose references are relative to itself.
+        prefix: Put before each definition's name, so that the definitions of
+            several schemas can share one `$defs`.
+
+    Returns:
+        The body and the definitions, for the `$defs` of the schema that will hold
+        them. Every reference in both points there. When something refers to the
+        schema itself (`#`) or into its body, the body is among the definitions too.
+
+    Examples:
+        >>> body, defs = lift({"properties": {"a": {"$ref": "#/$defs/A"}},
+        ...                    "$defs": {"A": {"type": "string"}}}, "t0-")
+        >>> body, defs
+        ({'properties': {'a': {'$ref': '#/$defs/t0-A'}}}, {'t0-A': {'type': 'string'}})
+    """
+    body = _plain(schema)
+    definitions: dict[str, Any] = {}
+    renamed: dict[tuple[str, str], str] = {}
+    for home in _HOMES:
+        group = body.pop(home, None)
+        for name, value in group.items() if isinstance(group, dict) else ():
+            key = _free(prefix + name, definitions)
+            renamed[home, name] = key
+            definitions[key] = value
+    itself = _free(prefix + "document", definitions)
+    into_body = False
+    for node in [*schema_nodes(body), *(n for d in definitions.values() for n in _nodes(d))]:
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or not _is_local(ref):
+            continue
+        parts = ref[2:].split("/", 2) if ref != "#" else []
+        target = renamed.get((parts[0], parts[1])) if len(parts) >= 2 else None
+        if target is not None:
+            node["$ref"] = "/".join(["#/$defs", target, *parts[2:]])
+        else:
+            node["$ref"] = f"#/$defs/{itself}{ref[1:]}"
+            into_body = True
+    if into_body:
+        definitions[itself] = body
+    return body, definitions
+
+
+def lifted(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its definitions at the root and no `$ref` beside them.
+
+    A schema with no reference into itself comes back unchanged.
+
+    Examples:
+        >>> tree = {"$ref": "#/$defs/Tree", "$defs": {"Tree": {"type": "object",
+        ...     "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}}
+        >>> lifted(tree)["anyOf"]
+        [{'$ref': '#/$defs/Tree'}]
+    """
+    if not has_local_refs(schema):
+        return schema
+    body, definitions = lift(schema, "")
+    if "$ref" in body:
+        # The converter would not look at the definitions beside a reference.
+        body = {"anyOf": [{"$ref": body["$ref"]}]}
+    return {**body, "$defs": definitions}
+
+
+def _free(name: str, taken: dict[str, Any]) -> str:
+    """`name`, or `name` with underscores added until no definition has it."""
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _nodes(schema: Any) -> list[dict[str, Any]]:
+    return list(schema_nodes(schema)) if isinstance(schema, dict) else []
+
+
+def _is_local(ref: Any) -> bool:
+    return isinstance(ref, str) and (ref == "#" or ref.startswith("#/"))
+
+
+def _plain(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy the walk may change (tuples become lists, as for the converter)."""
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
