@@ -96,6 +96,48 @@ def lifted(schema: dict[str, Any]) -> dict[str, Any]:
     return {**body, "$defs": definitions}
 
 
+def refers_to_itself(schema: Any) -> bool:
+    """Whether following the references of `schema` can lead back to where they started.
+
+    Examples:
+        >>> refers_to_itself({"type": "array", "items": {"$ref": "#"}})
+        True
+        >>> refers_to_itself({"properties": {"a": {"$ref": "#/$defs/A"}},
+        ...                   "$defs": {"A": {"type": "string"}}})
+        False
+    """
+    if not has_local_refs(schema):
+        return False
+    body, definitions = lift(schema, "")
+    edges = {
+        name: {_target(node) for node in _nodes(sub) if isinstance(node.get("$ref"), str)}
+        for name, sub in [("", body), *definitions.items()]
+    }
+    # Depth-first, without recursion: a grey name met again closes a loop.
+    state: dict[str, str] = {}
+    for start in edges:
+        if start in state:
+            continue
+        state[start], stack = "grey", [(start, iter(edges[start]))]
+        while stack:
+            name, pending = stack[-1]
+            step = next(pending, None)
+            if step is None:
+                state[name] = "black"
+                stack.pop()
+            elif state.get(step) == "grey":
+                return True
+            elif step in edges and step not in state:
+                state[step] = "grey"
+                stack.append((step, iter(edges[step])))
+    return False
+
+
+def _target(node: dict[str, Any]) -> str:
+    """The definition a lifted reference (`#/$defs/NAME...`) points into."""
+    return str(node["$ref"]).split("/", 3)[2] if node["$ref"].startswith("#/$defs/") else ""
+
+
 def _free(name: str, taken: dict[str, Any]) -> str:
     """`name`, or `name` with underscores added until no definition has it."""
     while name in taken:

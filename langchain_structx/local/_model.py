@@ -17,11 +17,13 @@ from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.local._context import typed_chunks, typed_overflow
+from langchain_structx.local._definitions import refers_to_itself
 from langchain_structx.local._grammar import (
     GrammarError,
     OutputConstraint,
@@ -36,6 +38,7 @@ from langchain_structx.local._messages import (
     with_tools,
 )
 from langchain_structx.local._sampling import install_fast_greedy
+from langchain_structx.local._schema_shape import check_shape
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
 
@@ -104,6 +107,24 @@ def _grammar(loaded: _Loaded, gbnf: str) -> Any:
 def _gbnf(schema_json: str) -> str:
     """Grammar text for a schema, converted once per schema (batches repeat it)."""
     return schema_to_gbnf(json.loads(schema_json))
+
+
+def _openai_tool(tool: ToolLike) -> dict[str, Any]:
+    """`tool` as an OpenAI function definition.
+
+    LangChain's conversion inlines references and cuts a recursive schema short
+    (`"items": {}`), after which the grammar no longer holds the answer's shape.
+    A tool whose arguments are a JSON schema that refers to itself (as the
+    structured-output tools of a recursive model are) keeps that schema: the
+    grammar reads references (see `_definitions`).
+    """
+    converted = convert_to_openai_tool(tool)
+    schema = getattr(tool, "args_schema", None)
+    if isinstance(tool, BaseTool) and isinstance(schema, dict):
+        check_shape(schema)
+        if refers_to_itself(schema):
+            converted["function"]["parameters"] = schema
+    return converted
 
 
 class LocalChatModel(WholeReplyChatModel):
@@ -203,7 +224,7 @@ class LocalChatModel(WholeReplyChatModel):
             ...     return a + b
             >>> bound = LocalChatModel().bind_tools([add], tool_choice="add")
         """
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        formatted = [_openai_tool(tool) for tool in tools]
         constrain_output(formatted, tool_choice, None)  # Fail on a bad choice now, not later.
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
 

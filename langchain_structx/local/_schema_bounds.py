@@ -59,14 +59,18 @@ _NO_OBJECT_KEY = ("object", None, None)
 
 
 def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Yield every subschema of `root` (once per path), turning `true` ones into `ANY_VALUE`."""
+    """Yield every subschema of `root` (once per path), turning `true` ones into `ANY_VALUE`.
+
+    An empty child schema is `true` too: the converter takes `"items": {}` for no
+    `items` at all and fails (LangChain writes it for a recursive model it cuts short).
+    """
     pending = [root]
     while pending:
         node = pending.pop()
         yield node
         for key in _CHILD:
             child = node.get(key)
-            if child is True and key != "additionalProperties":
+            if (child is True or child == {}) and key != "additionalProperties":
                 child = node[key] = dict(ANY_VALUE)
             if isinstance(child, dict):
                 pending.append(child)

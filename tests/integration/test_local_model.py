@@ -134,17 +134,18 @@ class Topic(BaseModel):
     subtopics: list[Topic] = Field(default_factory=list, max_length=3)
 
 
-def test_a_forced_call_with_nested_models_answers_through_the_agent(
+def test_a_forced_call_with_nested_models_answers_through_the_runnable(
     local_model: LocalChatModel,
 ) -> None:
-    from langchain_structx import ToolStrategy, create_agent
+    # The runnable binds the strategy's tools as they are, `$defs` and all (an
+    # agent's tools go through LangChain's conversion, which inlines them).
+    from langchain_structx import ToolStrategy, with_structured_output
 
-    agent = create_agent(local_model, response_format=ToolStrategy(Shipment))
-    ask = {"messages": [("user", "Send it to Ana Silva, Rua Augusta 12, 1100-053 Lisbon.")]}
-    state = agent.invoke(ask, {"recursion_limit": 12})
-    assert isinstance(state["structured_response"], Shipment)
-    assert isinstance(state["structured_response"].address, Address)
-    assert state["structured_output_report"]["strategy"] == "tool"
+    runnable = with_structured_output(local_model, ToolStrategy(Shipment), include_raw=True)
+    out = runnable.invoke("Send it to Ana Silva, Rua Augusta 12, 1100-053 Lisbon.")
+    assert isinstance(out["parsed"], Shipment)
+    assert isinstance(out["parsed"].address, Address)
+    assert out["raw"].tool_calls[0]["name"] == "Shipment"
 
 
 def test_a_self_referring_model_gets_a_grammar(local_model: LocalChatModel) -> None:
@@ -153,6 +154,17 @@ def test_a_self_referring_model_gets_a_grammar(local_model: LocalChatModel) -> N
     fmt = {"type": "json_schema", "json_schema": {"name": "Topic", "schema": schema}}
     reply = local_model.invoke("Outline: cooking, with baking and frying.", response_format=fmt)
     assert isinstance(Topic.model_validate_json(str(reply.content)), Topic)
+
+
+def test_a_self_referring_model_answers_a_forced_call_through_the_agent(
+    local_model: LocalChatModel,
+) -> None:
+    from langchain_structx import ToolStrategy, create_agent
+
+    agent = create_agent(local_model, response_format=ToolStrategy(Topic))
+    ask = {"messages": [("user", "Outline: cooking, with baking and frying.")]}
+    state = agent.invoke(ask, {"recursion_limit": 12})
+    assert isinstance(state["structured_response"], Topic)
 
 
 def test_digit_pattern_is_sanitised_not_fatal(local_model: LocalChatModel) -> None:

@@ -107,6 +107,14 @@ def test_schema_to_gbnf_produces_parseable_digit_rules() -> None:
     assert "[0-9]" in grammar and "\\d" not in grammar
 
 
+def test_an_empty_items_schema_is_any_value() -> None:
+    # LangChain writes `"items": {}` where it cuts a recursive model short; the
+    # converter reads an empty `items` as a missing one and fails.
+    assert schema_to_gbnf({"type": "array", "items": {}}) == schema_to_gbnf(
+        {"type": "array", "items": True}
+    )
+
+
 def test_schema_to_gbnf_wraps_converter_errors() -> None:
     with pytest.raises(GrammarError, match="cannot build a grammar"):
         schema_to_gbnf({"$ref": "elsewhere.json"})

@@ -6,9 +6,11 @@ from typing import Any
 
 import jsonschema
 import pytest
+from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from langchain_structx.local._definitions import has_local_refs, lift, lifted
+from langchain_structx.local import LocalChatModel
+from langchain_structx.local._definitions import has_local_refs, lift, lifted, refers_to_itself
 from langchain_structx.local._grammar import GrammarError, call_schema, schema_to_gbnf
 
 
@@ -151,3 +153,46 @@ def test_a_hostile_tool_schema_is_refused_before_it_is_copied() -> None:
     tool = {"type": "function", "function": {"name": "t", "parameters": loop}}
     with pytest.raises(GrammarError, match="contains itself"):
         call_schema((tool,))
+
+
+MUTUAL = {
+    "$ref": "#/$defs/A",
+    "$defs": {
+        "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+        "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (Tree.model_json_schema(), True),
+        (CHAIN, True),
+        (MUTUAL, True),
+        (Person.model_json_schema(), False),
+        (BOTH_HOMES, False),
+        ({"type": "object"}, False),
+    ],
+    ids=["self", "root", "mutual", "nested", "two-homes", "plain"],
+)
+def test_refers_to_itself(schema: dict[str, Any], expected: bool) -> None:
+    assert refers_to_itself(schema) is expected
+
+
+def _bound_parameters(schema: dict[str, Any]) -> Any:
+    tool = StructuredTool(name="t", description="d", args_schema=schema, func=lambda **_: "")
+    bound = LocalChatModel().bind_tools([tool], tool_choice="t")
+    return bound.kwargs["tools"][0]["function"]["parameters"]  # type: ignore[attr-defined]
+
+
+def test_a_recursive_tool_schema_reaches_the_grammar_with_its_references() -> None:
+    # LangChain's own conversion would cut the recursion short ("items": {}).
+    schema = Tree.model_json_schema()
+    assert _bound_parameters(schema) == schema
+
+
+def test_a_tool_schema_without_recursion_is_converted_as_langchain_does() -> None:
+    parameters = _bound_parameters(Person.model_json_schema())
+    assert "$defs" not in parameters
+    assert parameters["properties"]["home"]["properties"]["city"]["type"] == "string"
