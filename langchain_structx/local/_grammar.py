@@ -101,7 +101,8 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     r"""Return a copy of `schema` that converts to a grammar of bounded cost.
 
     Patterns are rewritten or, when impossible or too costly, removed; counts,
-    enums, unions and optional properties past the bounds in `_limits` are loosened.
+    enums, unions and optional properties past the bounds in `_limits` are loosened;
+    `not`, which the converter cannot express, is left out.
 
     Args:
         schema: A JSON schema; it is not modified.
@@ -126,6 +127,9 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     clean: dict[str, Any] = lifted(json.loads(json.dumps(schema)))
     budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
     for node in schema_nodes(clean):
+        # The converter cannot write "anything but X" and refuses a bare `not`;
+        # without it the grammar is wider, and validation still checks it.
+        node.pop("not", None)
         pattern = node.get("pattern")
         if isinstance(pattern, str):
             safe = sanitize_pattern(pattern, budget, loads)

@@ -115,6 +115,14 @@ def test_an_empty_items_schema_is_any_value() -> None:
     )
 
 
+def test_not_is_left_out_of_the_grammar() -> None:
+    schema = {"type": "object", "properties": {"a": {"not": {"type": "null"}}}, "required": ["a"]}
+    assert "not" not in sanitize_schema(schema)["properties"]["a"]
+    grammar = schema_to_gbnf(schema)
+    assert "root ::=" in grammar
+    assert schema["properties"]["a"] == {"not": {"type": "null"}}  # the caller's is untouched
+
+
 def test_schema_to_gbnf_wraps_converter_errors() -> None:
     with pytest.raises(GrammarError, match="cannot build a grammar"):
         schema_to_gbnf({"$ref": "elsewhere.json"})
