@@ -110,7 +110,7 @@ def refers_to_itself(schema: Any) -> bool:
         return False
     body, definitions = lift(schema, "")
     edges = {
-        name: {_target(node) for node in _nodes(sub) if isinstance(node.get("$ref"), str)}
+        name: {_target(node["$ref"]) for node in _nodes(sub) if _is_local(node.get("$ref"))}
         for name, sub in [("", body), *definitions.items()]
     }
     # Depth-first, without recursion: a grey name met again closes a loop.
@@ -133,9 +133,9 @@ def refers_to_itself(schema: Any) -> bool:
     return False
 
 
-def _target(node: dict[str, Any]) -> str:
+def _target(ref: str) -> str:
     """The definition a lifted reference (`#/$defs/NAME...`) points into."""
-    return str(node["$ref"]).split("/", 3)[2] if node["$ref"].startswith("#/$defs/") else ""
+    return ref.split("/", 3)[2]
 
 
 def _free(name: str, taken: dict[str, Any]) -> str:

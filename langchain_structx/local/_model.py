@@ -118,12 +118,13 @@ def _openai_tool(tool: ToolLike) -> dict[str, Any]:
     structured-output tools of a recursive model are) keeps that schema: the
     grammar reads references (see `_definitions`).
     """
-    converted = convert_to_openai_tool(tool)
     schema = getattr(tool, "args_schema", None)
-    if isinstance(tool, BaseTool) and isinstance(schema, dict):
-        check_shape(schema)
-        if refers_to_itself(schema):
-            converted["function"]["parameters"] = schema
+    own = isinstance(tool, BaseTool) and isinstance(schema, dict)
+    if own:
+        check_shape(schema)  # before LangChain's conversion walks it
+    converted = convert_to_openai_tool(tool)
+    if own and refers_to_itself(schema):
+        converted["function"]["parameters"] = schema
     return converted
 
 

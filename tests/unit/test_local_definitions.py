@@ -196,3 +196,11 @@ def test_a_tool_schema_without_recursion_is_converted_as_langchain_does() -> Non
     parameters = _bound_parameters(Person.model_json_schema())
     assert "$defs" not in parameters
     assert parameters["properties"]["home"]["properties"]["city"]["type"] == "string"
+
+
+def test_a_hostile_tool_schema_is_refused_before_langchain_converts_it() -> None:
+    deep: dict[str, Any] = {"type": "object"}
+    for _ in range(5_000):
+        deep = {"type": "object", "properties": {"a": deep}}
+    with pytest.raises(GrammarError, match="nested deeper than"):
+        _bound_parameters(deep)
