@@ -17,6 +17,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from local_tasks import Address, Shipment
 from pydantic import BaseModel, Field
 
+from langchain_structx import ToolStrategy, create_agent, with_structured_output
 from langchain_structx.local import LocalChatModel, WeightsError, _messages, load_default_model
 from langchain_structx.local._weights import DEFAULT_WEIGHTS
 
@@ -139,8 +140,6 @@ def test_a_forced_call_with_nested_models_answers_through_the_runnable(
 ) -> None:
     # The runnable binds the strategy's tools as they are, `$defs` and all (an
     # agent's tools go through LangChain's conversion, which inlines them).
-    from langchain_structx import ToolStrategy, with_structured_output
-
     runnable = with_structured_output(local_model, ToolStrategy(Shipment), include_raw=True)
     out = runnable.invoke("Send it to Ana Silva, Rua Augusta 12, 1100-053 Lisbon.")
     assert isinstance(out["parsed"], Shipment)
@@ -159,8 +158,6 @@ def test_a_self_referring_model_gets_a_grammar(local_model: LocalChatModel) -> N
 def test_a_self_referring_model_answers_a_forced_call_through_the_agent(
     local_model: LocalChatModel,
 ) -> None:
-    from langchain_structx import ToolStrategy, create_agent
-
     agent = create_agent(local_model, response_format=ToolStrategy(Topic))
     ask = {"messages": [("user", "Outline: cooking, with baking and frying.")]}
     state = agent.invoke(ask, {"recursion_limit": 12})
