@@ -139,10 +139,15 @@ def _target(ref: str) -> str:
 
 
 def _free(name: str, taken: dict[str, Any]) -> str:
-    """`name`, or `name` with underscores added until no definition has it."""
-    while name in taken:
-        name += "_"
-    return name
+    """`name`, or `name` with the first number that no definition has yet.
+
+    The names stay short whatever the schema holds: at worst one try per definition.
+    """
+    found, number = name, 1
+    while found in taken:
+        number += 1
+        found = f"{name}_{number}"
+    return found
 
 
 def _nodes(schema: Any) -> list[dict[str, Any]]:

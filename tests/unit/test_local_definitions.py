@@ -204,3 +204,13 @@ def test_a_hostile_tool_schema_is_refused_before_langchain_converts_it() -> None
         deep = {"type": "object", "properties": {"a": deep}}
     with pytest.raises(GrammarError, match="nested deeper than"):
         _bound_parameters(deep)
+
+
+def test_crowded_names_cost_one_try_each() -> None:
+    # Definitions named like the key the body would take: the free name is found
+    # in one pass over them, and stays short.
+    taken = {"document": {"type": "string"}, **{f"document_{i}": {} for i in range(2, 3000)}}
+    schema = {"type": "array", "items": {"$ref": "#"}, "$defs": taken}
+    body, definitions = lift(schema, "")
+    assert body["items"] == {"$ref": "#/$defs/document_3000"}
+    assert definitions["document_3000"] is body
