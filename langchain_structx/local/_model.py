@@ -19,7 +19,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.local._context import typed_chunks, typed_overflow
@@ -109,21 +109,33 @@ def _gbnf(schema_json: str) -> str:
     return schema_to_gbnf(json.loads(schema_json))
 
 
+def _arguments(tool: ToolLike) -> dict[str, Any] | None:
+    """The JSON schema of `tool`'s arguments with its references, where it has one."""
+    source: Any = tool
+    if isinstance(tool, BaseTool):
+        if isinstance(tool.args_schema, dict):
+            return tool.args_schema
+        source = tool.tool_call_schema
+    if isinstance(source, type) and issubclass(source, BaseModel):
+        return source.model_json_schema()
+    return None
+
+
 def _openai_tool(tool: ToolLike) -> dict[str, Any]:
     """`tool` as an OpenAI function definition.
 
     LangChain's conversion inlines references and cuts a recursive schema short
     (`"items": {}`), after which the grammar no longer holds the answer's shape.
-    A tool whose arguments are a JSON schema that refers to itself (as the
-    structured-output tools of a recursive model are) keeps that schema: the
-    grammar reads references (see `_definitions`).
+    A tool whose arguments refer to themselves (a Pydantic model such as a tree, a
+    tool taking one, or a JSON schema like the structured-output tools of a
+    recursive model) keeps its schema with the references: the grammar reads
+    them (see `_definitions`).
     """
-    schema = getattr(tool, "args_schema", None)
-    own = isinstance(tool, BaseTool) and isinstance(schema, dict)
-    if own:
+    schema = _arguments(tool)
+    if schema is not None:
         check_shape(schema)  # before LangChain's conversion walks it
     converted = convert_to_openai_tool(tool)
-    if own and refers_to_itself(schema):
+    if schema is not None and refers_to_itself(schema):
         converted["function"]["parameters"] = schema
     return converted
 

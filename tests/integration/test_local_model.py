@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from local_tasks import Address, Shipment
 from pydantic import BaseModel, Field
@@ -162,6 +163,16 @@ def test_a_self_referring_model_answers_a_forced_call_through_the_agent(
     ask = {"messages": [("user", "Outline: cooking, with baking and frying.")]}
     state = agent.invoke(ask, {"recursion_limit": 12})
     assert isinstance(state["structured_response"], Topic)
+
+
+def test_a_self_referring_pydantic_tool_bound_by_hand_answers_in_shape(
+    local_model: LocalChatModel,
+) -> None:
+    # LangChain's own pattern: bind the model class as a tool, parse the call.
+    chain = local_model.bind_tools([Topic], tool_choice="Topic") | PydanticToolsParser(
+        tools=[Topic], first_tool_only=True
+    )
+    assert isinstance(chain.invoke("Outline: cooking, with baking and frying."), Topic)
 
 
 def test_digit_pattern_is_sanitised_not_fatal(local_model: LocalChatModel) -> None:

@@ -214,3 +214,28 @@ def test_crowded_names_cost_one_try_each() -> None:
     body, definitions = lift(schema, "")
     assert body["items"] == {"$ref": "#/$defs/document_3000"}
     assert definitions["document_3000"] is body
+
+
+def _bound(tool: Any) -> Any:
+    bound = LocalChatModel().bind_tools([tool], tool_choice="any")
+    return bound.kwargs["tools"][0]["function"]["parameters"]  # type: ignore[attr-defined]
+
+
+def plant(tree: Tree) -> str:
+    """Plant a tree."""
+    return tree.label
+
+
+@pytest.mark.parametrize(
+    "tool", [Tree, StructuredTool.from_function(plant)], ids=["model", "tool-taking-one"]
+)
+def test_a_recursive_pydantic_tool_keeps_its_references(tool: Any) -> None:
+    # LangChain's conversion would leave the grammar `"items": {}` for the kids.
+    parameters = _bound(tool)
+    tree = parameters if tool is Tree else parameters["properties"]["tree"]
+    bad_kid = {"label": "root", "kids": [{"kids": 5}]}
+    grammar_schema = call_schema(({"function": {"name": "t", "parameters": parameters}},))
+    arguments = bad_kid if tool is Tree else {"tree": bad_kid}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"name": "t", "arguments": arguments}, grammar_schema)
+    assert "$ref" in str(tree)
