@@ -1,19 +1,23 @@
-"""The union envelope: one schema for an answer that may be any of several variants.
+"""The envelopes an answer travels in: a union's, and a tool's object root.
 
 A union answer is `{"kind": <variant name>, "data": <the variant>}`; the
 variants' definitions are hoisted into one `$defs`. A variant's references are
 first brought into the one form `#/$defs/<name>` (`normalise_refs`): moved into
 the envelope, its `$id`, its anchors and its references to its own root or to any
 other JSON pointer would otherwise resolve against the envelope instead.
+
+Tool parameters must be an object schema (`object_root`); a variant that is not
+one travels as `{"value": <the variant>}`.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_structx._dialects.refs import normalise_refs
+from langchain_structx._dialects.codecs import IDENTITY, WrapCodec
+from langchain_structx._dialects.refs import normalise_refs, ref_name
 from langchain_structx._exceptions import DialectError
 from langchain_structx._schema import Variant
 
@@ -49,6 +53,45 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
     if defs:
         schema["$defs"] = defs
     return schema
+
+
+_UNTYPED_OBJECT_FORBIDS = frozenset({"anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref"})
+
+
+def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any], Any] | None]:
+    """Tool parameters for `schema` that are an object schema, and how to unwrap the arguments.
+
+    Tool APIs take an object schema, with `"type": "object"` at its root, as a
+    tool's parameters (OpenAI refuses any other with a 400). A schema that is one
+    comes back as it is. A root that is only a reference (Pydantic's form for a
+    model that refers to itself) is replaced by the definition it names, and an
+    untyped root with `properties` is typed as an object. Anything else (an
+    array, a string, a union) travels as `{"value": ...}`, and the returned
+    function takes the arguments back out; otherwise it is None.
+
+    Examples:
+        >>> object_root({"type": "array", "items": {"type": "string"}})[0]["required"]
+        ['value']
+        >>> object_root({"properties": {"a": {}}})[0]["type"]
+        'object'
+    """
+    if schema.get("type") == "object":
+        return schema, None
+    try:
+        root, defs = normalise_refs(copy.deepcopy(schema), "tool")
+    except DialectError:
+        return schema, None  # references only the schema as written resolves
+    name = ref_name(root)
+    if name in defs and set(root) <= {"$ref", "title", "description"}:
+        root = dict(defs[name])
+    unwrap = None
+    if root.get("type") != "object":
+        if "type" in root or "properties" not in root or _UNTYPED_OBJECT_FORBIDS & root.keys():
+            root = {"type": "object", "properties": {"value": root}, "required": ["value"]}
+            unwrap = WrapCodec(IDENTITY).restore
+        else:
+            root = {"type": "object", **root}
+    return ({**root, "$defs": defs} if defs else root), unwrap
 
 
 def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:

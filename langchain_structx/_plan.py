@@ -18,7 +18,7 @@ from langchain_structx._capabilities import tool_names
 # Re-exported: the union envelope's keys are part of what a plan produces.
 from langchain_structx._envelope import ENVELOPE_DATA as ENVELOPE_DATA
 from langchain_structx._envelope import ENVELOPE_KIND as ENVELOPE_KIND
-from langchain_structx._envelope import envelope_schema
+from langchain_structx._envelope import envelope_schema, object_root
 from langchain_structx._policy import ErrorPolicy
 from langchain_structx._schema import SchemaSet, Variant, normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
@@ -186,8 +186,13 @@ class Plan:
 
     def _tool_spec(self, dialect: Dialect | None, choice: str) -> CallSpec:
         if dialect is None:
-            tools = tuple(_tool(v, v.json_schema) for v in self.schemas.variants)
-            return CallSpec(strategy="tool", tools=tools, tool_choice=choice)
+            shaped = {v.name: object_root(v.json_schema) for v in self.schemas.variants}
+            return CallSpec(
+                strategy="tool",
+                tools=tuple(_tool(v, shaped[v.name][0]) for v in self.schemas.variants),
+                tool_choice=choice,
+                tool_restore={name: undo for name, (_, undo) in shaped.items() if undo},
+            )
         rewritten = {v.name: self._variant_in(v, dialect) for v in self.schemas.variants}
         return CallSpec(
             strategy="tool",

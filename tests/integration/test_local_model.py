@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from local_tasks import Address, Shipment
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from langchain_structx import ToolStrategy, create_agent, with_structured_output
 from langchain_structx.local import LocalChatModel, WeightsError, _messages, load_default_model
@@ -173,6 +173,17 @@ def test_a_self_referring_pydantic_tool_bound_by_hand_answers_in_shape(
         tools=[Topic], first_tool_only=True
     )
     assert isinstance(chain.invoke("Outline: cooking, with baking and frying."), Topic)
+
+
+class Names(RootModel[list[str]]):
+    """The people named in the text."""
+
+
+def test_a_list_root_model_answers_through_a_tool(local_model: LocalChatModel) -> None:
+    # Tool arguments are an object: the list travels as {"value": [...]}.
+    names = with_structured_output(local_model, ToolStrategy(Names)).invoke("Ada met Alan.")
+    assert isinstance(names, Names)
+    assert all(isinstance(name, str) for name in names.root)
 
 
 def test_digit_pattern_is_sanitised_not_fatal(local_model: LocalChatModel) -> None:

@@ -16,9 +16,9 @@ import pytest
 from inline_snapshot import snapshot
 from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import AIMessage, HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
-from langchain_structx import create_agent
+from langchain_structx import create_agent, with_structured_output
 from langchain_structx.strategies import PromptedStrategy, ProviderStrategy, ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
@@ -118,6 +118,75 @@ def test_tool_strategy_union() -> None:
             "tool_choice": "any",
             "response_format": None,
             "kwargs": {},
+        }
+    )
+
+
+class Names(RootModel[list[str]]):
+    """The names in the text."""
+
+
+class Topic(BaseModel):
+    """A topic and its subtopics."""
+
+    title: str
+    subtopics: list[Topic] = []
+
+
+def test_tool_strategy_for_a_schema_that_is_not_an_object() -> None:
+    # Tool parameters must be an object schema: the list travels as {"value": [...]}.
+    reply = AIMessage("", tool_calls=[tool_call("Names", {"value": ["Ada", "Alan"]})])
+    request = first_request(ToolStrategy(Names), reply, Names(["Ada", "Alan"]))
+    assert request["tools"] == snapshot(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "Names",
+                    "description": "The names in the text.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "value": {
+                                "description": "The names in the text.",
+                                "items": {"type": "string"},
+                                "type": "array",
+                            }
+                        },
+                        "required": ["value"],
+                    },
+                },
+            }
+        ]
+    )
+
+
+def test_tool_strategy_for_a_model_that_refers_to_itself() -> None:
+    # Pydantic writes the root as a reference beside `$defs`. The runnable binds
+    # our tool as it is (an agent's goes through LangChain's conversion, which
+    # inlines references): the parameters start from the definition, an object.
+    answer = Topic(title="Math", subtopics=[Topic(title="Algebra")])
+    model = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[tool_call("Topic", answer.model_dump())])]
+    )
+    assert with_structured_output(model, ToolStrategy(Topic)).invoke("Math?") == answer
+    tool = model.calls[0].tools[0]["function"]
+    assert (tool["name"], tool["description"]) == ("Topic", "A topic and its subtopics.")
+    parameters = dict(tool["parameters"])
+    assert parameters.pop("$defs") == Topic.model_json_schema()["$defs"]
+    assert parameters == snapshot(
+        {
+            "properties": {
+                "title": {"title": "Title", "type": "string"},
+                "subtopics": {
+                    "default": [],
+                    "items": {"$ref": "#/$defs/Topic"},
+                    "title": "Subtopics",
+                    "type": "array",
+                },
+            },
+            "required": ["title"],
+            "type": "object",
         }
     )
 

@@ -41,6 +41,20 @@ def _usage_tokens(ask: Ask) -> tuple[int, int]:
 # -- OpenAI Chat Completions ------------------------------------------------------
 
 
+def object_parameters(name: Any, schema: Any, field: str) -> list[str]:
+    """A tool's parameters, where given, must be an object schema.
+
+    OpenAI's function `parameters` (a 400: "schema must be a JSON Schema of
+    'type: "object"'"), Anthropic's `input_schema` (`type: "object"` in the Messages
+    API reference) and Gemini's function declarations (the schema "must describe
+    an object") all say so.
+    """
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if schema is None or (isinstance(kind, str) and kind.lower() == "object"):
+        return []
+    return [f"tool {name}: {field} must be a JSON Schema of type 'object', got {kind!r}"]
+
+
 def openai_error(message: str) -> dict[str, Any]:
     """OpenAI's error body for a refused request (Chat Completions and Responses alike)."""
     return {
@@ -63,6 +77,7 @@ class FakeOpenAI(FakeProvider):
             if not TOOL_NAME.match(n)
         ]
         for tool in tools:
+            out += object_parameters(tool.get("name"), tool.get("parameters"), "parameters")
             if tool.get("strict"):
                 out += [
                     f"tool {tool.get('name')}: {v}" for v in check_openai(tool.get("parameters"))
@@ -227,6 +242,7 @@ class FakeAnthropic(FakeProvider):
             if not TOOL_NAME.match(n)
         ]
         for tool in tools:
+            out += object_parameters(tool.get("name"), tool.get("input_schema", {}), "input_schema")
             if tool.get("strict"):
                 out += [
                     f"tool {tool.get('name')}: {v}"
@@ -370,6 +386,9 @@ class FakeGemini(FakeProvider):
         decls = [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
         names = [d.get("name", "") for d in decls]
         out += [f"function name {n!r} is invalid" for n in names if not GEMINI_NAME.match(n)]
+        for d in decls:
+            field = "parametersJsonSchema" if "parametersJsonSchema" in d else "parameters"
+            out += object_parameters(d.get("name"), d.get(field), field)
         config = body.get("generationConfig") or {}
         schema = config.get("responseJsonSchema")
         if schema is not None:

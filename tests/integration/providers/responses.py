@@ -15,7 +15,14 @@ import itertools
 import json
 from typing import Any
 
-from .fakes import TOOL_NAME, _text, _usage_tokens, check_openai, openai_error
+from .fakes import (
+    TOOL_NAME,
+    _text,
+    _usage_tokens,
+    check_openai,
+    object_parameters,
+    openai_error,
+)
 from .wire import Ask, FakeProvider, Rendered, Reply, chunks
 
 # The Responses reference, `tool_choice`: a mode string or a named function.
@@ -46,6 +53,7 @@ class FakeOpenAIResponses(FakeProvider):
                 continue
             if not TOOL_NAME.match(str(tool.get("name", ""))):
                 out.append(f"tools.name {tool.get('name')!r} does not match {TOOL_NAME.pattern}")
+            out += object_parameters(tool.get("name"), tool.get("parameters"), "parameters")
             if tool.get("strict"):
                 # Structured Outputs guide, "Supported schemas" (function calling too).
                 out += [f"tool {tool['name']}: {v}" for v in check_openai(tool.get("parameters"))]
