@@ -55,7 +55,10 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
     return schema
 
 
-_UNTYPED_OBJECT_FORBIDS = frozenset({"anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref"})
+_OBJECT_WORDS = frozenset(
+    {"properties", "additionalProperties", "patternProperties", "required", "propertyNames"}
+)
+_OTHER_SHAPES = frozenset({"anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref", "items"})
 
 
 def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any], Any] | None]:
@@ -65,9 +68,10 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any],
     tool's parameters (OpenAI refuses any other with a 400). A schema that is one
     comes back as it is. A root that is only a reference (Pydantic's form for a
     model that refers to itself) is replaced by the definition it names, and an
-    untyped root with `properties` is typed as an object. Anything else (an
-    array, a string, a union) travels as `{"value": ...}`, and the returned
-    function takes the arguments back out; otherwise it is None.
+    untyped root with object keywords (`properties`, `required`, ...) is typed as
+    an object, as arguments always are. Anything else (an array, a string, a
+    union) travels as `{"value": ...}`, and the returned function takes the
+    arguments back out; otherwise it is None.
 
     Examples:
         >>> object_root({"type": "array", "items": {"type": "string"}})[0]["required"]
@@ -86,7 +90,8 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any],
         root = dict(defs[name])
     unwrap = None
     if root.get("type") != "object":
-        if "type" in root or "properties" not in root or _UNTYPED_OBJECT_FORBIDS & root.keys():
+        keys = root.keys()
+        if "type" in root or not _OBJECT_WORDS & keys or _OTHER_SHAPES & keys:
             root = {"type": "object", "properties": {"value": root}, "required": ["value"]}
             unwrap = WrapCodec(IDENTITY).restore
         else:
