@@ -65,7 +65,9 @@ ABOUT: dict[str, tuple[str, str]] = {
         "LangChain's column re-parses every prefix, as its partial parsing does. The cost is "
         "flat (met) but not under 5 (not met): merely visiting 4-character chunks in Python "
         "(`python_floor`) costs more than that, and re-reading the text (`rereading_text`) "
-        "stays under it.",
+        "stays under it. `provider_strict` is the provider strategy in Anthropic's strict "
+        "dialect, whose partial values are restored to the schema's shape as they stream; "
+        "stock LangChain does not rewrite the schema, so it has nothing to restore.",
     ),
     "dialects": (
         "python benchmarks/dialects.py",

@@ -6,8 +6,10 @@ Run with `python benchmarks/streaming.py`. For structured outputs of about 2 KB,
 to parsing the final output once with `json.loads`:
 
 - ours: `langchain_structx.streaming.PartialTracker` fed `AIMessageChunk`s, for
-  the tool strategy (arguments in `tool_call_chunks`) and the provider strategy
-  (JSON text in `content`);
+  the tool strategy (arguments in `tool_call_chunks`), the provider strategy
+  (JSON text in `content`), and the provider strategy in Anthropic's strict
+  dialect ("strict"), whose partial values are restored to the schema's shape
+  as they stream (as always for Anthropic and Gemini);
 - stock LangChain: `langchain_core.utils.json.parse_partial_json` on each growing
   prefix, which is what merging tool-call chunks (`AIMessageChunk.__add__`) and
   `JsonOutputParser` do per chunk. Its cost grows with the square of the size, so
@@ -53,6 +55,7 @@ from langchain_structx.testing import ScriptedChatModel, tool_call
 CHUNK = 4
 SIZES = (("2 KB", 2_000), ("20 KB", 20_000), ("200 KB", 200_000))
 RATIO_GOAL = 5.0
+STRICT = "anthropic"
 GROWTH_GOAL = 2.0
 STOCK_SAMPLE = 300  # prefixes timed for stock LangChain at the larger sizes
 
@@ -144,9 +147,12 @@ def cpu(func: Callable[[], object], loops: int = 1, repeats: int = 5) -> float:
     return statistics.median(samples)
 
 
-def run_tracker(plan: Plan, strategy: Any, chunks: list[AIMessageChunk]) -> list[Any]:
+def run_tracker(
+    plan: Plan, strategy: Any, chunks: list[AIMessageChunk], dialect: Any = None
+) -> list[Any]:
     events: list[Any] = []
-    tracker = streaming.PartialTracker(plan, strategy, 1, events.append)
+    spec = plan.call_spec(strategy, dialect=dialect)
+    tracker = streaming.PartialTracker(plan, spec, 1, events.append)
     for chunk in chunks:
         tracker.feed(chunk)
     return events
@@ -157,11 +163,11 @@ def read_cost(plan: Plan, chunks: list[AIMessageChunk], repeats: int = 5) -> flo
     original = streaming.partial_value
     spent = 0.0
 
-    def timed(text: str) -> Any:
+    def timed(*args: Any) -> Any:
         nonlocal spent
         started = time.process_time()
         try:
-            return original(text)
+            return original(*args)
         finally:
             spent += time.process_time() - started
 
@@ -222,7 +228,8 @@ def per_size() -> bool:
     print(f"Partial objects from {CHUNK}-character chunks; CPU time / one json.loads of the output")
     header = (
         f"    {'size':>7} {'chunks':>7} {'events':>7} {'json.loads':>11}"
-        f" {'ours tool':>10} {'of which reads':>15} {'ours provider':>14} {'floor':>7}"
+        f" {'ours tool':>10} {'of which reads':>15} {'ours provider':>14}"
+        f" {'strict':>7} {'floor':>7}"
         f" {'stock LangChain':>16}"
     )
     print(header)
@@ -230,6 +237,7 @@ def per_size() -> bool:
     floor_ratio = 0.0
     read_ratios: list[float] = []
     stock_ratios: list[float] = []
+    strict_ratios: list[float] = []
     for label, size in SIZES:
         value = document(size)
         text = json.dumps(value)
@@ -237,9 +245,12 @@ def per_size() -> bool:
         events = run_tracker(tool_plan, "tool", by_tool)
         check(events, value)
         check(run_tracker(provider_plan, "provider", by_text), value)
+        check(run_tracker(provider_plan, "provider", by_text, STRICT), value)
         loads = cpu(partial(json.loads, text), loops=max(1, 400_000 // size))
         ours = cpu(partial(run_tracker, tool_plan, "tool", by_tool))
         ours_text = cpu(partial(run_tracker, provider_plan, "provider", by_text))
+        strict = cpu(partial(run_tracker, provider_plan, "provider", by_text, STRICT))
+        strict_ratios.append(strict / loads)
         reads = read_cost(tool_plan, by_tool)
         least = cpu(partial(floor, by_tool))
         stock, timed = stock_cost(text)
@@ -251,7 +262,7 @@ def per_size() -> bool:
         print(
             f"    {label:>7} {len(by_tool):>7} {len(events):>7} {loads * 1e3:>9.3f}ms"
             f" {ours / loads:>10.1f} {reads / loads:>15.1f} {ours_text / loads:>14.1f}"
-            f" {least / loads:>7.1f}"
+            f" {strict / loads:>7.1f} {least / loads:>7.1f}"
             f" {stock / loads:>16.0f}{sampled}"
         )
     save_figures(
@@ -260,7 +271,11 @@ def per_size() -> bool:
         unit="x json.loads",
         groups=[label for label, _ in SIZES],
         series={"structx (tool)": ratios, "langchain parse_partial_json": stock_ratios},
-        extra={"rereading_text": read_ratios, "python_floor": floor_ratio},
+        extra={
+            "rereading_text": read_ratios,
+            "provider_strict": strict_ratios,
+            "python_floor": floor_ratio,
+        },
         log_scale=True,
     )
     growth = ratios[-1] / ratios[0]

@@ -13,10 +13,10 @@ one travels as `{"value": <the variant>}`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_structx._dialects.codecs import IDENTITY, WrapCodec
+from langchain_structx._dialects.codecs import IDENTITY, Codec, WrapCodec
 from langchain_structx._dialects.refs import normalise_refs, ref_name
 from langchain_structx._exceptions import DialectError
 from langchain_structx._schema import Variant
@@ -61,7 +61,7 @@ _OBJECT_WORDS = frozenset(
 _OTHER_SHAPES = frozenset({"anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref", "items"})
 
 
-def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any], Any] | None]:
+def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Codec | None]:
     """Tool parameters for `schema` that are an object schema, and how to unwrap the arguments.
 
     Tool APIs take an object schema, with `"type": "object"` at its root, as a
@@ -70,7 +70,7 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any],
     model that refers to itself) is replaced by the definition it names, and an
     untyped root with object keywords (`properties`, `required`, ...) is typed as
     an object, as arguments always are. Anything else (an array, a string, a
-    union) travels as `{"value": ...}`, and the returned function takes the
+    union) travels as `{"value": ...}`, and the returned codec takes the
     arguments back out; otherwise it is None.
 
     Examples:
@@ -93,7 +93,7 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Callable[[Any],
         keys = root.keys()
         if "type" in root or not _OBJECT_WORDS & keys or _OTHER_SHAPES & keys:
             root = {"type": "object", "properties": {"value": root}, "required": ["value"]}
-            unwrap = WrapCodec(IDENTITY).restore
+            unwrap = WrapCodec(IDENTITY)
         else:
             root = {"type": "object", **root}
     return ({**root, "$defs": defs} if defs else root), unwrap

@@ -7,7 +7,7 @@ and never raises for bad model output; failures are values here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._match import CallIds, Failed, Found, Stamp, decode_output, validate
 from langchain_structx._parse import Parsed, Repair, parse_json
-from langchain_structx._plan import CallSpec, Plan
+from langchain_structx._plan import CallSpec, Plan, Restorer
 from langchain_structx._stops import is_truncated, refusal_text
 from langchain_structx.errors import (
     AttemptError,
@@ -31,7 +31,7 @@ from langchain_structx.errors import (
     TruncatedOutputError,
 )
 
-Restores = Mapping[str, Callable[[Any], Any]]
+Restores = Mapping[str, Restorer]
 """Per structured tool, how its arguments come back to the variant's shape."""
 
 
@@ -188,7 +188,7 @@ def _missing(plan: Plan, at: Stamp) -> AttemptError:
     )
 
 
-def _from_text(plan: Plan, at: Stamp, restore: Callable[[Any], Any] | None) -> Found | Failed:
+def _from_text(plan: Plan, at: Stamp, restore: Restorer | None) -> Found | Failed:
     text = at.message.text
     name = plan.output_name()
     if not text.strip():
@@ -203,7 +203,7 @@ def _from_text(plan: Plan, at: Stamp, restore: Callable[[Any], Any] | None) -> F
         return _worded_as_text(Failed(_parse_failure(name, exc, at)))
     if restore is not None:
         try:
-            parsed = Parsed(restore(parsed.value), parsed.repairs)
+            parsed = Parsed(restore.restore(parsed.value), parsed.repairs)
         except OutputValidationError as exc:
             # A value too deep or too large to map back is a bad answer, retried as such.
             return _worded_as_text(Failed(InvalidOutputError(name, exc, **at.fields())))
@@ -246,7 +246,7 @@ def _decode_args(
     restore = restores.get(name)
     if restore is not None:
         try:
-            args = restore(args)
+            args = restore.restore(args)
         except OutputValidationError as exc:
             return Failed(InvalidOutputError(name, exc, **at.fields()), call_ids)
     return validate(plan, variant, args, at, repairs, call_ids)

@@ -322,7 +322,7 @@ class LcelRun:
         """One streamed model call: partial outputs as they grow, then `Done(reply)`."""
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
-        tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
+        tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
         reply = _Reply()
         for chunk in bound.stream(prompt, config):
             yield from self._partials(chunk, reply, tracker, events)
@@ -332,7 +332,7 @@ class LcelRun:
         """Async form of `stream`."""
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
-        tracker = PartialTracker(self.plan, step.spec.strategy, step.attempt, events.append)
+        tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
         reply = _Reply()
         async for chunk in bound.astream(prompt, config):
             for item in self._partials(chunk, reply, tracker, events):

@@ -7,9 +7,9 @@ that ask the model for structured output. Nothing here calls a model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from langchain_structx import _prompt
 from langchain_structx import strategies as st
@@ -26,6 +26,16 @@ from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 
+class Restorer(Protocol):
+    """Brings a value sent in another shape back to the schema's own (`Transformed`)."""
+
+    def restore(self, value: Any) -> Any:
+        """The whole value in the schema's shape."""
+
+    def restore_partial(self, value: Any) -> Any:
+        """The part of a streamed value that can be shown in the schema's shape."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallSpec:
     """What one structured-output model call adds to the caller's request.
@@ -36,9 +46,11 @@ class CallSpec:
         tool_choice: Tool choice to force, or None to leave the caller's.
         model_settings: Extra keyword arguments for the model (e.g. response_format).
         system_suffix: Text appended to the system prompt, or None.
-        restore: Maps a strict-dialect answer back to the original shape, or None.
-        tool_restore: Per structured tool whose parameters were rewritten for the
-            model's dialect, how its arguments come back to the variant's shape.
+        restore: Brings a strict-dialect answer (whole, or partial while it
+            streams) back to the original shape, or None.
+        tool_restore: Per structured tool whose parameters were rewritten (for the
+            model's dialect, or to an object root), how its arguments come back
+            to the variant's shape.
     """
 
     strategy: st.StrategyName
@@ -46,8 +58,8 @@ class CallSpec:
     tool_choice: Any = None
     model_settings: Mapping[str, Any] = field(default_factory=dict)
     system_suffix: str | None = None
-    restore: Callable[[Any], Any] | None = None
-    tool_restore: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    restore: Restorer | None = None
+    tool_restore: Mapping[str, Restorer] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """What a shell builds from this spec once (specs are cached per plan)."""
 
@@ -175,7 +187,7 @@ class Plan:
         if strategy == "provider" and dialect is not None:
             strict = self.transformed(dialect)
             settings = _response_format(self.output_name(), strict.schema, strict=True)
-            return CallSpec(strategy="provider", model_settings=settings, restore=strict.restore)
+            return CallSpec(strategy="provider", model_settings=settings, restore=strict)
         if strategy == "provider":
             settings = _response_format(self.output_name(), self.output_schema(), self.strict)
             return CallSpec(strategy="provider", model_settings=settings)
@@ -198,7 +210,7 @@ class Plan:
             strategy="tool",
             tools=tuple(_tool(v, rewritten[v.name].schema) for v in self.schemas.variants),
             tool_choice=choice,
-            tool_restore={name: t.restore for name, t in rewritten.items()},
+            tool_restore=rewritten,
         )
 
     def _variant_in(self, variant: Variant, dialect: Dialect) -> Transformed:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from langchain_structx._dialects import anthropic, gemini, openai
-from langchain_structx._dialects.codecs import Codec
+from langchain_structx._dialects.codecs import PENDING, Codec
 from langchain_structx._dialects.guard import (
     check_references,
     copy_document,
@@ -134,6 +134,34 @@ class Transformed:
             [1, 2]
         """
         return self._walk(self._codec.restore, value)
+
+    def restore_partial(self, value: Any) -> Any:
+        """Bring a provider output still being streamed back to the original shape.
+
+        What is not complete enough to show in that shape is left out: a map
+        entry until its value has started, a free-form value until its JSON text
+        is whole, a union whose members travel in different shapes (part of a
+        value can fit a member the whole does not), a list item after one that
+        waits. Nothing of the provider's own shape shows. Gives None while the
+        root itself waits (a wrapped root before its key).
+
+        Args:
+            value: The provider's output so far, as a partial-JSON reader gives it.
+
+        Returns:
+            The part of the value that can be shown, in the original shape.
+
+        Raises:
+            OutputValidationError: The value nests too deeply to walk safely.
+
+        Examples:
+            >>> t = transform({"type": "object", "additionalProperties": {"type": "integer"}},
+            ...               "openai")
+            >>> t.restore_partial({"value": [{"key": "a", "value": 1}, {"key": "b"}]})
+            {'a': 1}
+        """
+        restored = self._walk(self._codec.restore_partial, value)
+        return None if restored is PENDING else restored
 
     def _walk(self, step: Callable[[Any], Any], value: Any) -> Any:
         problem = too_deep(value, self._max_depth)

@@ -41,10 +41,11 @@ from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from langchain_structx._decode import all_finite, needs_number_checks
-from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, Plan
+from langchain_structx._dialects.codecs import PENDING
+from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
+from langchain_structx.errors import OutputValidationError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.report import StructuredReport
-from langchain_structx.strategies import StrategyName
 
 EVENT_NAME: Final = "structured_output"
 """Name of the custom event in `astream_events`, and `type` of every event."""
@@ -108,7 +109,7 @@ def _json_start(text: str) -> int:
 class _Buffer:
     """Accumulates one stream of text and decides when to read it again."""
 
-    __slots__ = ("_parts", "_size", "_next_read", "_limits", "last")
+    __slots__ = ("_parts", "_size", "_next_read", "_limits", "last", "shown")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._parts: list[str] = []
@@ -116,6 +117,7 @@ class _Buffer:
         self._next_read = MIN_STEP
         self._limits = limits
         self.last: Any = None
+        self.shown: Any = None  # the last value restored from the sent shape
 
     def add(self, piece: str) -> bool:
         """Add text; True when it has grown enough to be read again.
@@ -141,14 +143,17 @@ class PartialTracker:
 
     Args:
         plan: The response format's plan.
-        strategy: The strategy of this call.
+        spec: What this call asks for: its strategy, and how a value sent in
+            another shape (a strict dialect, a wrapped root) comes back.
         attempt: The attempt number of this call.
         emit: Where events go.
     """
 
-    def __init__(self, plan: Plan, strategy: StrategyName, attempt: int, emit: Emit) -> None:
+    def __init__(self, plan: Plan, spec: CallSpec, attempt: int, emit: Emit) -> None:
         self._plan = plan
-        self._strategy = strategy
+        self._strategy = spec.strategy
+        self._restore = spec.restore
+        self._tool_restore = spec.tool_restore
         self._attempt = attempt
         self._emit = emit
         self._buffers: dict[int, _Buffer] = {}
@@ -183,6 +188,15 @@ class PartialTracker:
         if value is None or value == buffer.last:
             return
         buffer.last = value
+        restorer = self._restore if kind is None else self._tool_restore.get(kind)
+        if restorer is not None:
+            try:
+                value = restorer.restore_partial(value)
+            except OutputValidationError:
+                return  # too deep to show; the answer's validation will say so
+            if value is None or value is PENDING or value == buffer.shown:
+                return
+            buffer.shown = value
         if kind is None and self._plan.schemas.is_union:
             kind, value = self._unwrap(value)
         elif kind is None:
@@ -356,7 +370,7 @@ def watched(sink: EventSink, plan: Plan, step: Any, call: Callable[[], AIMessage
     """Make one model call, turning its stream into partial events when anyone listens."""
     if not sink.active:
         return call()
-    tracker = PartialTracker(plan, step.spec.strategy, step.attempt, sink)
+    tracker = PartialTracker(plan, step.spec, step.attempt, sink)
     with observe(tracker, force_streaming=sink.wants_streaming):
         return call()
 
@@ -367,7 +381,7 @@ async def awatched(
     """Async form of `watched`."""
     if not sink.active:
         return await call()
-    tracker = PartialTracker(plan, step.spec.strategy, step.attempt, sink)
+    tracker = PartialTracker(plan, step.spec, step.attempt, sink)
     with observe(tracker, force_streaming=sink.wants_streaming):
         message = await call()
     await sink.flush()

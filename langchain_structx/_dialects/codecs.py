@@ -6,6 +6,9 @@ optional keys into nullable ones) leaves a codec behind. `encode` maps a value v
 under the original schema to the provider's shape; `restore` maps the provider's
 output back. `restore` never raises: a value of an unexpected shape is handed back
 as it is, so the engine's validation against the original schema reports it.
+`restore_partial` does the same for a value still being streamed: it leaves out
+what is not complete enough to show in the original shape (`PENDING`), so a
+partial value never shows the provider's shape nor anything the answer lacks.
 """
 
 from __future__ import annotations
@@ -13,53 +16,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 from langchain_structx._dialects.guard import MAX_DEPTH, too_deep
+from langchain_structx._dialects.jsonvalues import dump_json, json_equal
 
 
-def json_equal(left: Any, right: Any) -> bool:
-    """Compare two JSON values the way JSON Schema does (`1 == 1.0`, `True != 1`).
+class _Pending:
+    """What a part of a streamed value restores to while it is not complete enough."""
 
-    Examples:
-        >>> json_equal(1, 1.0), json_equal(True, 1)
-        (True, False)
-    """
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left is right
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(json_equal(v, right[k]) for k, v in left.items())
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(map(json_equal, left, right))
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return left == right
-    return type(left) is type(right) and bool(left == right)
+    def __repr__(self) -> str:
+        return "PENDING"
 
 
-def json_key(value: Any) -> Any:
-    """Return a hashable key, equal for two values exactly when `json_equal` says so.
-
-    Numbers keep their own value, as Python already hashes `1` and `1.0` alike;
-    booleans are kept apart from numbers.
-
-    Examples:
-        >>> json_key(1) == json_key(1.0), json_key(True) == json_key(1)
-        (True, False)
-    """
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, int | float):
-        return ("number", value)
-    if isinstance(value, list):
-        return ("array", tuple(json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
-    return (type(value).__name__, value)
-
-
-def dump_json(value: Any) -> str:
-    """Serialise a value as compact JSON text, keeping non-ASCII characters."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+PENDING: Any = _Pending()
 
 
 class Codec:
@@ -73,6 +44,10 @@ class Codec:
 
     def restore(self, value: Any) -> Any:
         """Return a provider value in the original schema's shape."""
+        return value
+
+    def restore_partial(self, value: Any) -> Any:
+        """Return the part of a streamed value that is complete enough, or `PENDING`."""
         return value
 
 
@@ -108,6 +83,11 @@ class JsonTextCodec(Codec):
             return value
         return value if too_deep(parsed, MAX_DEPTH) else parsed
 
+    def restore_partial(self, value: Any) -> Any:
+        """The parsed value once the text is whole; until then nothing."""
+        restored = self.restore(value)
+        return PENDING if isinstance(value, str) and restored is value else restored
+
 
 @dataclass(frozen=True)
 class NullableCodec(Codec):
@@ -124,6 +104,10 @@ class NullableCodec(Codec):
         """Restore a non-null value with the inner codec."""
         return None if value is None else self.inner.restore(value)
 
+    def restore_partial(self, value: Any) -> Any:
+        """Restore a non-null partial value with the inner codec."""
+        return None if value is None else self.inner.restore_partial(value)
+
 
 @dataclass(frozen=True)
 class ArrayCodec(Codec):
@@ -139,6 +123,13 @@ class ArrayCodec(Codec):
     def restore(self, value: Any) -> Any:
         """Restore each element."""
         return [self.items.restore(v) for v in value] if isinstance(value, list) else value
+
+    def restore_partial(self, value: Any) -> Any:
+        """Restore the elements up to the first one not complete enough."""
+        if not isinstance(value, list):
+            return value
+        restored = (self.items.restore_partial(v) for v in value)
+        return list(takewhile(lambda item: item is not PENDING, restored))
 
 
 @dataclass(frozen=True)
@@ -189,24 +180,44 @@ class ObjectCodec(Codec):
 
     def restore(self, value: Any) -> Any:
         """Restore named properties, drop absent ones, merge extra keys back."""
+        return self._restore(value, partial=False)
+
+    def restore_partial(self, value: Any) -> Any:
+        """As `restore`, leaving out the properties not complete enough to show."""
+        return self._restore(value, partial=True)
+
+    def _restore(self, value: Any, *, partial: bool) -> Any:
         if not isinstance(value, dict):
             return value
         out: dict[str, Any] = {}
         for name, item in value.items():
             spec = self.fields.get(name)
-            if name == self.extras_key and spec is None:
-                continue
             if spec is None:
-                out[name] = item
-            elif spec.marker is not None and item == {spec.marker: True}:
-                out[name] = None
-            elif not (spec.null_is_absent and item is None):
-                out[name] = spec.codec.restore(item)
+                if name != self.extras_key:
+                    out[name] = item
+                continue
+            restored = _property(spec, item, partial=partial)
+            if restored is not PENDING:
+                out[name] = restored
         if self.extras_key is not None:
-            restored = self.extras.restore(value.get(self.extras_key, []))
+            extras = self.extras.restore_partial if partial else self.extras.restore
+            restored = extras(value.get(self.extras_key, []))
             if isinstance(restored, dict):
                 out.update({k: v for k, v in restored.items() if k not in out})
         return out
+
+
+def _property(spec: Field, item: Any, *, partial: bool) -> Any:
+    """A property's value in the original shape, or `PENDING` to leave the key out."""
+    if spec.marker is not None and item == {spec.marker: True}:
+        return None
+    if spec.null_is_absent and item is None:
+        return PENDING
+    if not partial:
+        return spec.codec.restore(item)
+    if spec.marker is not None and item == {}:
+        return PENDING  # may yet become the marker
+    return spec.codec.restore_partial(item)
 
 
 @dataclass(frozen=True)
@@ -224,13 +235,21 @@ class MapCodec(Codec):
 
     def restore(self, value: Any) -> Any:
         """Turn entries back into a dict (a repeated key keeps its last value)."""
+        return self._restore(value, partial=False)
+
+    def restore_partial(self, value: Any) -> Any:
+        """The entries whose value has started, as a dict; the entry being written waits."""
+        return self._restore(value, partial=True)
+
+    def _restore(self, value: Any, *, partial: bool) -> Any:
         if not isinstance(value, list):
             return value
         out: dict[str, Any] = {}
         for raw in value:
-            entry = self.entry.restore(raw)
-            if not (isinstance(entry, dict) and isinstance(entry.get("key"), str)):
-                return value
+            entry = self.entry.restore_partial(raw) if partial else self.entry.restore(raw)
+            whole = isinstance(entry, dict) and isinstance(entry.get("key"), str)
+            if not whole or (partial and "value" not in entry):
+                return out if partial else value
             out[entry["key"]] = entry.get("value")
         return out
 
@@ -255,7 +274,13 @@ class TupleCodec(Codec):
 
     def restore(self, value: Any) -> Any:
         """Collect the positions up to the first absent one, then the rest list."""
-        restored = self.inner.restore(value)
+        return self._positions(self.inner.restore(value))
+
+    def restore_partial(self, value: Any) -> Any:
+        """The positions complete enough to show, in order."""
+        return self._positions(self.inner.restore_partial(value))
+
+    def _positions(self, restored: Any) -> Any:
         if not isinstance(restored, dict):
             return restored
         out: list[Any] = []
@@ -269,7 +294,12 @@ class TupleCodec(Codec):
 
 @dataclass(frozen=True)
 class WrapCodec(Codec):
-    """A non-object root carried as `{key: value}`."""
+    """A non-object root carried as `{key: value}`.
+
+    Examples:
+        >>> WrapCodec(IDENTITY).restore({"value": [1]}), WrapCodec(IDENTITY).restore_partial({})
+        ([1], PENDING)
+    """
 
     inner: Codec
     key: str = "value"
@@ -283,6 +313,12 @@ class WrapCodec(Codec):
         """Unwrap and restore; a value without the key is handed back unchanged."""
         if isinstance(value, dict) and self.key in value:
             return self.inner.restore(value[self.key])
+        return value
+
+    def restore_partial(self, value: Any) -> Any:
+        """The partial inner value, once its key has appeared."""
+        if isinstance(value, dict):
+            return self.inner.restore_partial(value[self.key]) if self.key in value else PENDING
         return value
 
 
@@ -301,6 +337,10 @@ class RefCodec(Codec):
     def restore(self, value: Any) -> Any:
         """Restore with the definition's codec."""
         return self.table[self.name].restore(value)
+
+    def restore_partial(self, value: Any) -> Any:
+        """Restore a partial value with the definition's codec."""
+        return self.table[self.name].restore_partial(value)
 
 
 Check = Callable[[Any], bool]
@@ -345,3 +385,7 @@ class UnionCodec(Codec):
             if branch.accepts_original(restored):
                 return restored
         return fitting[0].codec.restore(value) if fitting else value
+
+    def restore_partial(self, value: Any) -> Any:
+        """Nothing: part of a value can fit a member that the whole does not."""
+        return PENDING

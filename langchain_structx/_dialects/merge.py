@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from itertools import product
 from typing import Any
 
-from langchain_structx._dialects.codecs import json_equal, json_key
+from langchain_structx._dialects.jsonvalues import json_equal, json_key
 
 Conflict = tuple[str, Any]
 Merger = Callable[[Any, Any], Any]

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_structx._dialects.codecs import dump_json
+from langchain_structx._dialects.jsonvalues import dump_json
 from langchain_structx._dialects.rules import TYPE_KEYWORDS, Rules
 
 JSON_TEXT = "A JSON-encoded value (any JSON: object, array, string, number, boolean or null)."

@@ -276,8 +276,9 @@ def test_gemini_enums_become_strings() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["dialects", "_dialects.codecs", "_dialects.merge", "_dialects.traversal", "_dialects.refs"]
-    + ["_dialects.shapes", "_dialects.openai", "_dialects.anthropic", "_dialects.checks"],
+    ["dialects", "_dialects.codecs", "_dialects.jsonvalues", "_dialects.merge"]
+    + ["_dialects.traversal", "_dialects.refs", "_dialects.shapes", "_dialects.openai"]
+    + ["_dialects.anthropic", "_dialects.checks"],
 )
 def test_docstring_examples(module: str) -> None:
     import doctest

@@ -189,7 +189,7 @@ def test_partials_stop_where_the_answer_would_be_refused_unread() -> None:
 
     plan = build_plan(ProviderStrategy(Contact, limits=Limits(max_reply_chars=1_000)))
     events: list = []
-    tracker = PartialTracker(plan, "provider", 1, events.append)
+    tracker = PartialTracker(plan, plan.call_spec("provider"), 1, events.append)
     from langchain_core.messages import AIMessageChunk
 
     tracker.feed(AIMessageChunk(content='{"name": "' + "a" * 600))
