@@ -44,10 +44,14 @@ class Codec:
 
     def restore(self, value: Any) -> Any:
         """Return a provider value in the original schema's shape."""
-        return value
+        return self.restore_as(value, partial=False)
 
     def restore_partial(self, value: Any) -> Any:
         """Return the part of a streamed value that is complete enough, or `PENDING`."""
+        return self.restore_as(value, partial=True)
+
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """`restore`, or with `partial` `restore_partial`: each codec writes both at once."""
         return value
 
 
@@ -72,21 +76,18 @@ class JsonTextCodec(Codec):
                 return dump_json(choice)
         return dump_json(value)
 
-    def restore(self, value: Any) -> Any:
-        """Parse the JSON text back into a value."""
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Parse the JSON text back into a value; a partial text waits until it is whole."""
         if not isinstance(value, str):
             return value
         try:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
             # RecursionError: text nested deeper than the JSON reader can follow.
-            return value
-        return value if too_deep(parsed, MAX_DEPTH) else parsed
-
-    def restore_partial(self, value: Any) -> Any:
-        """The parsed value once the text is whole; until then nothing."""
-        restored = self.restore(value)
-        return PENDING if isinstance(value, str) and restored is value else restored
+            return PENDING if partial else value
+        if too_deep(parsed, MAX_DEPTH):
+            return PENDING if partial else value
+        return parsed
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,9 @@ class NullableCodec(Codec):
         """Encode a non-null value with the inner codec."""
         return None if value is None else self.inner.encode(value)
 
-    def restore(self, value: Any) -> Any:
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
         """Restore a non-null value with the inner codec."""
-        return None if value is None else self.inner.restore(value)
-
-    def restore_partial(self, value: Any) -> Any:
-        """Restore a non-null partial value with the inner codec."""
-        return None if value is None else self.inner.restore_partial(value)
+        return None if value is None else self.inner.restore_as(value, partial=partial)
 
 
 @dataclass(frozen=True)
@@ -120,15 +117,11 @@ class ArrayCodec(Codec):
         """Encode each element."""
         return [self.items.encode(v) for v in value] if isinstance(value, list) else value
 
-    def restore(self, value: Any) -> Any:
-        """Restore each element."""
-        return [self.items.restore(v) for v in value] if isinstance(value, list) else value
-
-    def restore_partial(self, value: Any) -> Any:
-        """Restore the elements up to the first one not complete enough."""
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Restore each element (partly streamed: up to the first that waits)."""
         if not isinstance(value, list):
             return value
-        restored = (self.items.restore_partial(v) for v in value)
+        restored = (self.items.restore_as(v, partial=partial) for v in value)
         return list(takewhile(lambda item: item is not PENDING, restored))
 
 
@@ -178,15 +171,8 @@ class ObjectCodec(Codec):
             out.update(rest)
         return out
 
-    def restore(self, value: Any) -> Any:
-        """Restore named properties, drop absent ones, merge extra keys back."""
-        return self._restore(value, partial=False)
-
-    def restore_partial(self, value: Any) -> Any:
-        """As `restore`, leaving out the properties not complete enough to show."""
-        return self._restore(value, partial=True)
-
-    def _restore(self, value: Any, *, partial: bool) -> Any:
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Restore named properties, drop absent ones (and those that wait), merge extras."""
         if not isinstance(value, dict):
             return value
         out: dict[str, Any] = {}
@@ -200,8 +186,7 @@ class ObjectCodec(Codec):
             if restored is not PENDING:
                 out[name] = restored
         if self.extras_key is not None:
-            extras = self.extras.restore_partial if partial else self.extras.restore
-            restored = extras(value.get(self.extras_key, []))
+            restored = self.extras.restore_as(value.get(self.extras_key, []), partial=partial)
             if isinstance(restored, dict):
                 out.update({k: v for k, v in restored.items() if k not in out})
         return out
@@ -213,11 +198,9 @@ def _property(spec: Field, item: Any, *, partial: bool) -> Any:
         return None
     if spec.null_is_absent and item is None:
         return PENDING
-    if not partial:
-        return spec.codec.restore(item)
-    if spec.marker is not None and item == {}:
+    if partial and spec.marker is not None and item == {}:
         return PENDING  # may yet become the marker
-    return spec.codec.restore_partial(item)
+    return spec.codec.restore_as(item, partial=partial)
 
 
 @dataclass(frozen=True)
@@ -233,20 +216,17 @@ class MapCodec(Codec):
             return value
         return [self.entry.encode({"key": k, "value": v}) for k, v in value.items()]
 
-    def restore(self, value: Any) -> Any:
-        """Turn entries back into a dict (a repeated key keeps its last value)."""
-        return self._restore(value, partial=False)
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Turn entries back into a dict (a repeated key keeps its last value).
 
-    def restore_partial(self, value: Any) -> Any:
-        """The entries whose value has started, as a dict; the entry being written waits."""
-        return self._restore(value, partial=True)
-
-    def _restore(self, value: Any, *, partial: bool) -> Any:
+        Partly streamed, the entries whose value has started; the one being
+        written waits.
+        """
         if not isinstance(value, list):
             return value
         out: dict[str, Any] = {}
         for raw in value:
-            entry = self.entry.restore_partial(raw) if partial else self.entry.restore(raw)
+            entry = self.entry.restore_as(raw, partial=partial)
             whole = isinstance(entry, dict) and isinstance(entry.get("key"), str)
             if not whole or (partial and "value" not in entry):
                 return out if partial else value
@@ -272,15 +252,9 @@ class TupleCodec(Codec):
             out[self.rest_key] = value[len(self.names) :]
         return self.inner.encode(out)
 
-    def restore(self, value: Any) -> Any:
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
         """Collect the positions up to the first absent one, then the rest list."""
-        return self._positions(self.inner.restore(value))
-
-    def restore_partial(self, value: Any) -> Any:
-        """The positions complete enough to show, in order."""
-        return self._positions(self.inner.restore_partial(value))
-
-    def _positions(self, restored: Any) -> Any:
+        restored = self.inner.restore_as(value, partial=partial)
         if not isinstance(restored, dict):
             return restored
         out: list[Any] = []
@@ -309,17 +283,11 @@ class WrapCodec(Codec):
         """Wrap the encoded value."""
         return {self.key: self.inner.encode(value)}
 
-    def restore(self, value: Any) -> Any:
-        """Unwrap and restore; a value without the key is handed back unchanged."""
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Unwrap and restore; a value without the key comes back unchanged, or waits."""
         if isinstance(value, dict) and self.key in value:
-            return self.inner.restore(value[self.key])
-        return value
-
-    def restore_partial(self, value: Any) -> Any:
-        """The partial inner value, once its key has appeared."""
-        if isinstance(value, dict):
-            return self.inner.restore_partial(value[self.key]) if self.key in value else PENDING
-        return value
+            return self.inner.restore_as(value[self.key], partial=partial)
+        return PENDING if partial and isinstance(value, dict) else value
 
 
 @dataclass(frozen=True)
@@ -334,13 +302,9 @@ class RefCodec(Codec):
         """Encode with the definition's codec."""
         return self.table[self.name].encode(value)
 
-    def restore(self, value: Any) -> Any:
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
         """Restore with the definition's codec."""
-        return self.table[self.name].restore(value)
-
-    def restore_partial(self, value: Any) -> Any:
-        """Restore a partial value with the definition's codec."""
-        return self.table[self.name].restore_partial(value)
+        return self.table[self.name].restore_as(value, partial=partial)
 
 
 Check = Callable[[Any], bool]
@@ -377,15 +341,17 @@ class UnionCodec(Codec):
                 return encoded
         return candidates[0].codec.encode(value) if candidates else value
 
-    def restore(self, value: Any) -> Any:
-        """Restore with the first member consistent on both sides."""
+    def restore_as(self, value: Any, *, partial: bool) -> Any:
+        """Restore with the first member consistent on both sides.
+
+        Partly streamed, nothing: part of a value can fit a member that the whole
+        does not.
+        """
+        if partial:
+            return PENDING
         fitting = [b for b in self.branches if b.accepts_provider(value)]
         for branch in fitting:
             restored = branch.codec.restore(value)
             if branch.accepts_original(restored):
                 return restored
         return fitting[0].codec.restore(value) if fitting else value
-
-    def restore_partial(self, value: Any) -> Any:
-        """Nothing: part of a value can fit a member that the whole does not."""
-        return PENDING
