@@ -20,7 +20,7 @@ from langchain_structx._envelope import ENVELOPE_DATA as ENVELOPE_DATA
 from langchain_structx._envelope import ENVELOPE_KIND as ENVELOPE_KIND
 from langchain_structx._envelope import envelope_schema, object_root
 from langchain_structx._policy import ErrorPolicy
-from langchain_structx._schema import SchemaSet, Variant, normalize
+from langchain_structx._schema import SchemaSet, Variant
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -361,7 +361,7 @@ def build_plan(response_format: Any) -> Plan:
     auto = isinstance(strategy, st.AutoStrategy)
     return Plan(
         strategy=strategy,
-        schemas=normalize(strategy.schema),
+        schemas=strategy.schemas,
         candidates=strategy.candidates,
         auto=auto,
         handle_errors=strategy.handle_errors,

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_structx._plan import as_strategy
-from langchain_structx._schema import normalize
 from langchain_structx.errors import RouteError
 from langchain_structx.report import KIND_KEY
 
@@ -107,4 +106,4 @@ def _names_of(schema: Any) -> tuple[str, ...]:
     names = getattr(schema, "variant_names", None)  # a StructuredOutputNode
     if names is not None:
         return tuple(names)
-    return normalize(as_strategy(schema).schema).names
+    return as_strategy(schema).schemas.names

@@ -143,6 +143,8 @@ def normalize(schema: Any, *, name: str | None = None) -> SchemaSet:
         ('Point',)
     """
     members = list(_flatten(schema))
+    if not members:
+        raise SchemaError(f"No schema given: {schema!r} is an empty union.")
     variants: tuple[Variant, ...]
     if len(members) == 1:
         variants = (_variant(members[0], name),)
@@ -185,9 +187,25 @@ def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Vari
     if typing_extensions.is_typeddict(schema):
         return _typed_variant(schema, "typeddict", name)
     raise SchemaError(
-        f"Unsupported schema {schema!r}. Use a Pydantic model, a dataclass, a TypedDict, "
-        "a JSON-schema dict, or a Union of these."
+        f"Unsupported schema {clip(repr(schema), 200)}{_unsupported_because(schema)}. Use a "
+        "Pydantic model, a dataclass, a TypedDict, a JSON-schema dict, or a Union of these."
     )
+
+
+def _unsupported_because(schema: Any) -> str:
+    """Why a near-miss a user is likely to write is not a schema."""
+    v1 = sys.modules.get("pydantic.v1")
+    if isinstance(schema, type) and v1 is not None and issubclass(schema, v1.BaseModel):
+        return " (a pydantic.v1 model: derive it from pydantic.BaseModel instead)"
+    if schema is type(None):
+        return " (None cannot be a variant: an answer always takes one of the shapes)"
+    if isinstance(schema, BaseModel) or dataclasses.is_dataclass(schema):
+        return " (an instance: pass its class)"
+    if isinstance(schema, str):
+        return " (a string: pass the class, or the JSON schema as a dict)"
+    if get_origin(schema) is not None or schema in (str, int, float, bool, list, dict):
+        return " (a plain type: make it a field of a model)"
+    return ""
 
 
 def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Variant:

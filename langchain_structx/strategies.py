@@ -2,7 +2,10 @@
 
 Each strategy is a frozen value object. It says *what* to ask for and how to
 react to failures; the engine decides *how* to run it. The same object works in
-`create_agent`, in `StructuredOutputMiddleware` and in graph nodes.
+`create_agent`, in `StructuredOutputMiddleware` and in graph nodes. Its schema
+and options are checked when it is built, as LangChain checks its own
+strategies: an unsupported schema raises `SchemaError` there, not at the first
+run.
 
 Examples:
     >>> from pydantic import BaseModel
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, ca
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx._policy import ErrorPolicy, compile_policy
+from langchain_structx._schema import SchemaSet, normalize
 from langchain_structx.errors import AttemptError, FailureKind, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -114,6 +118,8 @@ class _Options:
     """Bounds on the size, depth and checking time of each reply; see `Limits`."""
     policy: ErrorPolicy = field(init=False, repr=False, compare=False)
     """`handle_errors`, checked and compiled when the strategy is built."""
+    schemas: SchemaSet = field(init=False, repr=False, compare=False)
+    """The schema's variants, read and checked when the strategy is built."""
     name: ClassVar[str]
     _unplanned: ClassVar[frozenset[str]] = frozenset({"schema"})
 
@@ -125,6 +131,13 @@ class _Options:
             raise UserError(f"limits must be a Limits value, got {self.limits!r}")
         # Checked and compiled once, here: a wrong value fails when the strategy is built.
         object.__setattr__(self, "policy", compile_policy(self.handle_errors))
+        object.__setattr__(self, "schemas", normalize(getattr(self, "schema")))  # noqa: B009
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled and copied as the arguments it was built from: what `__post_init__`
+        # derives holds validator closures, and is derived again on the way back.
+        given = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        return (_rebuild, (type(self), given))
 
     @property
     def candidates(self) -> tuple[StrategyName, ...]:
@@ -135,6 +148,10 @@ class _Options:
         """The options of this strategy a plan keeps: those it adds to the shared ones."""
         own = (f.name for f in fields(self) if f.name not in _SHARED)
         return {name: getattr(self, name) for name in own if name not in self._unplanned}
+
+
+def _rebuild(cls: type[_Options], given: dict[str, Any]) -> _Options:
+    return cls(**given)
 
 
 _SHARED = frozenset(f.name for f in fields(_Options))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from langchain_structx import (
 )
 from langchain_structx._plan import LANGCHAIN_RETRY_BOUND, as_strategy, build_plan
 from langchain_structx.cli import build_strategy
-from langchain_structx.errors import UserError
+from langchain_structx.errors import SchemaError, UserError
 from langchain_structx.strategies import ANSWERING, STRATEGIES
 
 
@@ -85,3 +87,31 @@ def test_none_is_refused() -> None:
 def test_route_by_kind_reads_any_response_format(schema: Any) -> None:
     router = route_by_kind({"Cat": "cats", "Dog": "dogs"}, schema=schema)
     assert router({"structured_response_kind": "Dog"}) == "dogs"
+
+
+@pytest.mark.parametrize("cls", [STRATEGIES[name] for name in sorted(STRATEGIES)])
+@pytest.mark.parametrize("schema", [int, "Cat", [], Cat(meow="x")], ids=repr)
+def test_a_strategy_checks_its_schema_when_it_is_built(cls: Any, schema: Any) -> None:
+    # As LangChain's own strategies do: the mistake shows where it was written.
+    with pytest.raises(SchemaError):
+        cls(schema)
+
+
+@pytest.mark.parametrize("cls", [STRATEGIES[name] for name in sorted(STRATEGIES)])
+def test_a_strategy_survives_pickle_and_copy_with_its_schema_read_again(cls: Any) -> None:
+    strategy = cls(Cat | Dog, max_retries=2, coerce=False)
+    for clone in (
+        pickle.loads(pickle.dumps(strategy)),
+        copy.copy(strategy),
+        copy.deepcopy(strategy),
+    ):
+        assert clone == strategy
+        assert type(clone) is cls
+        assert clone.schemas.names == ("Cat", "Dog")
+        assert clone.schemas.get("Dog").validate({"woof": "w"}) == Dog(woof="w")
+        assert build_plan(clone).max_retries == 2
+
+
+def test_a_plan_reads_the_schema_the_strategy_already_read() -> None:
+    strategy = ToolStrategy(Cat | Dog)
+    assert build_plan(strategy).schemas is strategy.schemas

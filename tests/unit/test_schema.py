@@ -8,6 +8,7 @@ from typing import Literal, Union
 import pytest
 import typing_extensions
 from pydantic import BaseModel, Field
+from pydantic import v1 as pydantic_v1
 
 from langchain_structx._schema import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
@@ -342,6 +343,35 @@ def test_unsupported_schema_is_a_schema_error(schema):
     with pytest.raises(
         SchemaError, match=r"^Unsupported schema .*Use a Pydantic model, a dataclass"
     ):
+        normalize(schema)
+
+
+class Legacy(pydantic_v1.BaseModel):
+    name: str
+
+
+@pytest.mark.parametrize(
+    ("schema", "hint"),
+    [
+        (Legacy, "a pydantic.v1 model: derive it from pydantic.BaseModel instead"),
+        (Point | None, "None cannot be a variant: an answer always takes one of the shapes"),
+        (Point(x=1, y=2), "an instance: pass its class"),
+        ('{"type": "object"}', "a string: pass the class, or the JSON schema as a dict"),
+        (list[Point], "a plain type: make it a field of a model"),
+        (Literal["a", "b"], "a plain type: make it a field of a model"),
+    ],
+    ids=["pydantic-v1", "optional", "instance", "json-text", "list", "literal"],
+)
+def test_a_near_miss_schema_says_what_to_pass_instead(schema, hint):
+    with pytest.raises(SchemaError, match=r"^Unsupported schema ") as info:
+        normalize(schema)
+
+    assert f"({hint})" in str(info.value)
+
+
+@pytest.mark.parametrize("schema", [[], ()], ids=["list", "tuple"])
+def test_an_empty_union_is_a_schema_error(schema):
+    with pytest.raises(SchemaError, match=r"^No schema given: .* is an empty union\.$"):
         normalize(schema)
 
 
