@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableBinding, ensure_config
 from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
 from langchain_structx._rejections import is_rejection as is_rejection
+from langchain_structx._rejections import refuses_tool_choice as refuses_tool_choice
 from langchain_structx.dialects import Dialect
 from langchain_structx.errors import FailureKind
 from langchain_structx.strategies import StrategyName

@@ -101,8 +101,9 @@ class _Run:
             {"from_strategy": old, "to_strategy": new, "reason": reason}
         )
         if old == new:
-            # The same route without what the provider refused: JSON mode.
-            self.progress["without_json_mode"] = True
+            # The same route without what the provider refused: JSON mode, or
+            # forcing the tool choice.
+            self.progress["without_json_mode" if old == "prompted" else "unforced"] = True
         else:
             self.progress.setdefault("dropped", []).append(old)
 
@@ -215,9 +216,13 @@ def attempt_loop(
         strategy = order[0]
         try:
             dialect = plan.strict_dialect(native)
-            plain = progress.get("without_json_mode", False)
             spec = plan.call_spec(
-                strategy, dialect=dialect, native=native, alone=not user_tools, json_mode=not plain
+                strategy,
+                dialect=dialect,
+                native=native,
+                alone=not user_tools,
+                json_mode=not progress.get("without_json_mode", False),
+                forced=not progress.get("unforced", False) and quirks.forces_tools(model),
             )
             spec = quirks.for_model(spec, model)
         except DialectError as exc:
@@ -234,8 +239,6 @@ def attempt_loop(
         try:
             message = yield step
         except Exception as exc:
-            if not (plan.auto and caps.is_rejection(exc, strategy, user_tools)):
-                raise
             order = _after_rejection(run, order, spec, exc, memory, model, user_tools)
             continue
         usage = run.add_usage(message)
@@ -317,6 +320,21 @@ def _remember(
         memory.remember(caps.model_identity(model), strategy)
 
 
+def _unforce(run: _Run, spec: CallSpec, error: Exception, user_tools: frozenset[str]) -> bool:
+    """Whether the tool route asks again unforced, its forced tool choice refused.
+
+    Any tool strategy, auto or not: the route works when the model chooses, and a
+    reply without the call is a failed attempt like any other. Not remembered,
+    like a refused JSON mode: the next run learns it again in one call.
+    """
+    if spec.strategy != "tool" or spec.tool_choice is None:
+        return False
+    if not caps.refuses_tool_choice(error, user_tools):
+        return False
+    run.fallback("tool", "tool", error)
+    return True
+
+
 def _after_rejection(
     run: _Run,
     order: tuple[StrategyName, ...],
@@ -326,8 +344,16 @@ def _after_rejection(
     model: Any,
     user_tools: frozenset[str],
 ) -> tuple[StrategyName, ...]:
-    """The strategies left to try once the provider refused `spec`'s request."""
+    """The strategies left to try once the provider refused `spec`'s request.
+
+    Raises:
+        Exception: `error` itself, when it is no refusal this run can get past.
+    """
     strategy = order[0]
+    if _unforce(run, spec, error, user_tools):
+        return order
+    if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
+        raise error
     if strategy == "prompted" and "response_format" in spec.model_settings:
         # JSON mode refused: the same route asks again without it. Not remembered:
         # the route itself works, and the next run learns it again in one call.

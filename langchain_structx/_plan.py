@@ -129,6 +129,7 @@ class Plan:
         native: Dialect | None = None,
         alone: bool = False,
         json_mode: bool = True,
+        forced: bool = True,
     ) -> CallSpec:
         """Build the request pieces for `strategy`.
 
@@ -144,19 +145,24 @@ class Plan:
                 `tool_choice_for`); otherwise it is `"any"`.
             json_mode: For the prompted strategy, whether to ask for JSON mode
                 when the plan does; False once the provider has refused it.
+            forced: For the tool strategy, whether to force the tool choice;
+                False where the provider refuses a forced choice (a model that
+                is thinking), which leaves the choice to the model.
 
         Raises:
             DialectError: When the schema cannot be expressed in `dialect`, or
                 as Gemini tool parameters.
         """
         alone = alone and strategy == "tool"
+        forced = forced or strategy != "tool"
         if strategy == "tool":
             dialect = native if native == "gemini" else None
         json_mode = json_mode and self.json_mode and strategy == "prompted"
-        key = f"{strategy}:{dialect}:{alone}:{json_mode}"
+        key = f"{strategy}:{dialect}:{alone}:{json_mode}:{forced}"
         found = self._specs.get(key)
         if found is None:
-            found = self._specs[key] = self._build_spec(strategy, dialect, alone, json_mode)
+            found = self._build_spec(strategy, dialect, alone, json_mode, forced)
+            self._specs[key] = found
         return found
 
     def tool_choice_for(self, *, alone: bool) -> str:
@@ -180,10 +186,15 @@ class Plan:
         return "any"
 
     def _build_spec(
-        self, strategy: st.StrategyName, dialect: Dialect | None, alone: bool, json_mode: bool
+        self,
+        strategy: st.StrategyName,
+        dialect: Dialect | None,
+        alone: bool,
+        json_mode: bool,
+        forced: bool,
     ) -> CallSpec:
         if strategy == "tool":
-            return self._tool_spec(dialect, self.tool_choice_for(alone=alone))
+            return self._tool_spec(dialect, self.tool_choice_for(alone=alone) if forced else None)
         if strategy == "provider" and dialect is not None:
             strict = self.transformed(dialect)
             settings = _response_format(self.output_name(), strict.schema, strict=True)
@@ -196,7 +207,7 @@ class Plan:
             strategy="prompted", model_settings=settings, system_suffix=self.instructions()
         )
 
-    def _tool_spec(self, dialect: Dialect | None, choice: str) -> CallSpec:
+    def _tool_spec(self, dialect: Dialect | None, choice: str | None) -> CallSpec:
         if dialect is None:
             shaped = {v.name: object_root(v.json_schema) for v in self.schemas.variants}
             return CallSpec(

@@ -48,6 +48,9 @@ class Progress(TypedDict):
     """Id of the last message the run added: a run goes on while only tool results follow it."""
     without_json_mode: NotRequired[bool]
     """Whether the provider refused JSON mode, so the prompted route asks without it."""
+    unforced: NotRequired[bool]
+    """Whether the provider refused a forced tool choice, so the tool route leaves
+    the choice to the model."""
     deferred: NotRequired[str]
     """Key of a failure to raise at the next step, once this step has cleared the state."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -75,6 +76,48 @@ def _is_cloudflare_client(model: Any) -> bool:
 @functools.lru_cache(maxsize=256)
 def _is_cloudflare_class(cls: type) -> bool:
     return any(base.__name__ == "ChatCloudflareWorkersAI" for base in cls.__mro__)
+
+
+def forces_tools(model: Any) -> bool:
+    """Whether the tool route may force `model`'s tool choice.
+
+    Anthropic refuses a forced choice while the model thinks ("Thinking may not
+    be enabled when tool_choice forces tool use"). `ChatAnthropic` with
+    `thinking` enabled or adaptive drops a forced choice itself, warning on every
+    call, and some models think on every request: the client's own list of the
+    models that take a forced choice is read. A refusal not foreseen here (a
+    model made to think another way) is met when it comes: the tool route asks
+    again unforced.
+
+    Examples:
+        >>> class ChatAnthropic:
+        ...     model = "claude-sonnet-4-6"
+        ...     thinking = {"type": "enabled", "budget_tokens": 2048}
+        >>> forces_tools(ChatAnthropic()), forces_tools(object())
+        (False, True)
+    """
+    if not _is_anthropic_class(model.__class__):
+        return True
+    thinking = getattr(model, "thinking", None)
+    if isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive"):
+        return False
+    return _anthropic_forces(str(getattr(model, "model", "") or ""))
+
+
+@functools.lru_cache(maxsize=256)
+def _is_anthropic_class(cls: type) -> bool:
+    return any(base.__name__ == "ChatAnthropic" for base in cls.__mro__)
+
+
+@functools.lru_cache(maxsize=256)
+def _anthropic_forces(name: str) -> bool:
+    try:
+        from langchain_anthropic.chat_models import (
+            _supports_forced_tool_choice,
+        )
+    except ImportError:  # another client version: refusals are met when they come
+        return True
+    return bool(_supports_forced_tool_choice(name))
 
 
 def talks_to_workers_ai(model: Any) -> bool:

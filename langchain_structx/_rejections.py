@@ -82,6 +82,27 @@ def is_rejection(
     return status == 500 and strategy == "provider"
 
 
+def refuses_tool_choice(error: BaseException, user_tools: frozenset[str] = frozenset()) -> bool:
+    """Whether `error` refuses the tool route's forced tool choice, not its tools.
+
+    A model that is thinking takes no forced tool choice (Anthropic: "Thinking may
+    not be enabled when tool_choice forces tool use"; Qwen and DeepSeek servers
+    say the same of their thinking modes); the route works when the model chooses.
+
+    Examples:
+        >>> class Refused(Exception):
+        ...     status_code = 400
+        >>> thinking = "Thinking may not be enabled when tool_choice forces tool use."
+        >>> refuses_tool_choice(Refused(thinking))
+        True
+        >>> refuses_tool_choice(Refused("tools.0.input_schema: type must be object"))
+        False
+    """
+    lowered = error_text(error).lower()
+    named = "tool_choice" in lowered or "tool choice" in lowered
+    return named and is_rejection(error, "tool", user_tools)
+
+
 def is_lasting(
     error: BaseException,
     ours: frozenset[str],

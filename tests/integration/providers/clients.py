@@ -36,7 +36,7 @@ def client(provider: str, server: FakeProvider, **options: Any) -> Any:
         from langchain_anthropic import ChatAnthropic
 
         return ChatAnthropic(
-            model="claude-sonnet-4-6",
+            model=options.pop("model", "claude-sonnet-4-6"),
             base_url=server.url,
             api_key="sk-ant-test",
             max_retries=0,

@@ -224,6 +224,10 @@ def _text(content: Any) -> str:
 # -- Anthropic Messages -----------------------------------------------------------
 
 
+ALWAYS_THINKING = ("claude-fable-5-1", "claude-opus-5-5", "claude-sonnet-5-5")
+"""Models that think on every request, as langchain-anthropic lists them."""
+
+
 class FakeAnthropic(FakeProvider):
     """`POST /v1/messages`."""
 
@@ -256,8 +260,21 @@ class FakeAnthropic(FakeProvider):
                 out.append("output_config.format.type must be json_schema")
             out += [f"output_config.format.schema: {v}" for v in check_anthropic(fmt.get("schema"))]
         out += self._choice_rules(body.get("tool_choice"), names)
+        out += self._thinking_rules(body)
         out += self._history_rules(body.get("messages") or [])
         return out
+
+    def _thinking_rules(self, body: dict[str, Any]) -> list[str]:
+        # Extended thinking guide: with thinking, tool_choice may only be auto or
+        # none. Some models think on every request (the client's docstring: "On
+        # Opus 5.5, thinking can't be disabled"), whatever the body says.
+        thinking = body.get("thinking") or {}
+        thinks = thinking.get("type") in ("enabled", "adaptive")
+        thinks = thinks or str(body.get("model", "")).startswith(ALWAYS_THINKING)
+        choice = body.get("tool_choice") or {}
+        if thinks and choice.get("type") in ("any", "tool"):
+            return ["Thinking may not be enabled when tool_choice forces tool use."]
+        return []
 
     def _choice_rules(self, choice: Any, names: list[str]) -> list[str]:
         # Tool use guide, "Forcing tool use": auto | any | tool (with a name) | none.

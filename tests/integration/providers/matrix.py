@@ -279,8 +279,9 @@ def scripted(behaviour: str, answers: Answers, provider: str) -> Callable[[Ask],
 def _shaped(ask: Ask, answers: Answers, *, broken: bool = False) -> Reply:
     # A broken answer gives every field a nested list: no family accepts that.
     wrong = {key: [[["x"]]] for key in answers.value}
-    if ask.kind == "tool":
-        name, args = answers.for_tool()
+    name, args = answers.for_tool()
+    # Offered our tool without being forced, the model still calls it.
+    if ask.kind == "tool" or name in ask.tools:
         return Reply(calls=((name, wrong if broken else args),))
     if ask.kind == "format" and ask.schema is not None:
         value = answers.for_format(ask.schema)
@@ -378,12 +379,25 @@ def cases() -> Iterator[Case]:
         yield Case(provider, "auto", family, "clean")
 
 
+def asks_unforced(case: Case) -> bool:
+    """Whether the case's rejection names the forced tool choice of a tool route.
+
+    The route then asks again without forcing the choice, auto or not.
+    """
+    return (
+        case.behaviour == "rejection"
+        and case.strategy == "tool"
+        and "tool_choice" in REJECTIONS[case.provider]
+    )
+
+
 def verdict(case: Case, outcome: Outcome) -> str | None:
     """Why `outcome` is not what `case` must give, or None when it is.
 
     A route that cannot carry the schema must refuse before sending; a refusal
     and a truncation must come out typed; a rejection falls back under
-    AutoStrategy and surfaces otherwise; everything else gives the value.
+    AutoStrategy, is asked again unforced on a tool route when it names the
+    tool choice, and surfaces otherwise; everything else gives the value.
     """
     from langchain_structx import StructuredOutputRefusal, TruncatedOutputError
 
@@ -399,7 +413,7 @@ def verdict(case: Case, outcome: Outcome) -> str | None:
         expected = (StructuredOutputRefusal,)
     elif case.behaviour == "truncation":
         expected = (TruncatedOutputError,)
-    elif case.behaviour == "rejection" and case.strategy != "auto":
+    elif case.behaviour == "rejection" and case.strategy != "auto" and not asks_unforced(case):
         expected = (Exception,)
     if expected is not None:
         if not isinstance(outcome.error, expected):
