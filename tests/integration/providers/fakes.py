@@ -226,6 +226,18 @@ def _text(content: Any) -> str:
 
 ALWAYS_THINKING = ("claude-fable-5-1", "claude-opus-5-5", "claude-sonnet-5-5")
 """Models that think on every request, as langchain-anthropic lists them."""
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _thinks(body: dict[str, Any]) -> bool:
+    """Whether the model thinks for this request: asked to, or always does.
+
+    Some models think on every request (the client's docstring: "On Opus 5.5,
+    thinking can't be disabled"), whatever the body says.
+    """
+    thinking = body.get("thinking") or {}
+    asked = thinking.get("type") in ("enabled", "adaptive")
+    return asked or str(body.get("model", "")).startswith(ALWAYS_THINKING)
 
 
 class FakeAnthropic(FakeProvider):
@@ -266,14 +278,22 @@ class FakeAnthropic(FakeProvider):
 
     def _thinking_rules(self, body: dict[str, Any]) -> list[str]:
         # Extended thinking guide: with thinking, tool_choice may only be auto or
-        # none. Some models think on every request (the client's docstring: "On
-        # Opus 5.5, thinking can't be disabled"), whatever the body says.
-        thinking = body.get("thinking") or {}
-        thinks = thinking.get("type") in ("enabled", "adaptive")
-        thinks = thinks or str(body.get("model", "")).startswith(ALWAYS_THINKING)
+        # none, and an assistant turn that used a tool goes back with its thinking
+        # block first (this fake asks it of every such turn, not only the last).
+        if not _thinks(body):
+            return []
         choice = body.get("tool_choice") or {}
-        if thinks and choice.get("type") in ("any", "tool"):
+        if choice.get("type") in ("any", "tool"):
             return ["Thinking may not be enabled when tool_choice forces tool use."]
+        for i, message in enumerate(body.get("messages") or []):
+            blocks = message.get("content") if isinstance(message.get("content"), list) else []
+            used_tool = any(b.get("type") == "tool_use" for b in blocks)
+            first = blocks[0].get("type") if blocks else None
+            if message.get("role") == "assistant" and used_tool and first not in _THINKING:
+                return [
+                    f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`,"
+                    f" but found `{first}`"
+                ]
         return []
 
     def _choice_rules(self, choice: Any, names: list[str]) -> list[str]:
@@ -334,6 +354,8 @@ class FakeAnthropic(FakeProvider):
 
     def render(self, reply: Reply, ask: Ask, stream: bool) -> Rendered:
         blocks: list[dict[str, Any]] = []
+        if _thinks(ask.body):
+            blocks.append({"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"})
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for i, (name, args) in enumerate(reply.calls):
@@ -359,7 +381,7 @@ class FakeAnthropic(FakeProvider):
             ("message_start", {"type": "message_start", "message": start})
         ]
         for i, block in enumerate(blocks):
-            opened = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
+            opened = _opened(block)
             events.append(
                 (
                     "content_block_start",
@@ -368,6 +390,10 @@ class FakeAnthropic(FakeProvider):
             )
             if block["type"] == "text":
                 deltas = [{"type": "text_delta", "text": p} for p in chunks(block["text"])]
+            elif block["type"] == "thinking":
+                # Streaming guide: thinking deltas, then one signature delta.
+                deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}]
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
             else:
                 deltas = [
                     {"type": "input_json_delta", "partial_json": p}
@@ -388,6 +414,15 @@ class FakeAnthropic(FakeProvider):
         }
         events += [("message_delta", ending), ("message_stop", {"type": "message_stop"})]
         return Rendered(200, events=events)
+
+
+def _opened(block: dict[str, Any]) -> dict[str, Any]:
+    """A content block as `content_block_start` opens it, before its deltas."""
+    if block["type"] == "text":
+        return {**block, "text": ""}
+    if block["type"] == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    return {**block, "input": {}}
 
 
 # -- Gemini generateContent -------------------------------------------------------

@@ -127,3 +127,36 @@ def test_langchains_own_tool_strategy_is_refused_where_ours_is_not() -> None:
         with pytest.raises(Exception, match="tool_choice forces tool use"):
             agent.invoke({"messages": [("user", "Ada?")]})
     assert server.violations == [REFUSED]
+
+
+def wrong_then_right() -> Any:
+    """A model whose first call breaks the schema (no email), then gets it right."""
+    calls: list[int] = []
+
+    def model(ask: Ask) -> Reply:
+        calls.append(1)
+        args = {"name": "Ada"} if len(calls) == 1 else ADA.model_dump()
+        return Reply(calls=((next(iter(ask.tools)), args),))
+
+    return model
+
+
+@pytest.mark.parametrize("face", ["agent", "runnable", "runnable-stream"])
+def test_a_retry_sends_the_thinking_back_with_the_call(face: str) -> None:
+    # The fake replies with a thinking block first, and refuses a history whose
+    # tool-using turn lost it: the retry must send the failed reply back whole.
+    options = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    with fake("anthropic", wrong_then_right()) as server:
+        chat_model = client("anthropic", server, **options)
+        if face == "runnable-stream":
+            chunks = list(with_structured_output(chat_model, ToolStrategy(Contact)).stream("Ada?"))
+            value, attempts = chunks[-1], len(server.requests)
+        else:
+            value, report = run(face, chat_model)
+            attempts = report["attempts"]
+    assert value == ADA
+    assert attempts == 2
+    assert server.violations == []
+    resent = server.requests[1]["messages"][1]
+    assert resent["role"] == "assistant"
+    assert [block["type"] for block in resent["content"]] == ["thinking", "tool_use"]
