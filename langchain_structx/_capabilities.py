@@ -21,7 +21,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
@@ -33,7 +33,7 @@ from langchain_structx._rejections import is_rejection as is_rejection
 from langchain_structx._rejections import refuses_tool_choice as refuses_tool_choice
 from langchain_structx.dialects import Dialect
 from langchain_structx.errors import FailureKind
-from langchain_structx.strategies import StrategyName
+from langchain_structx.strategies import ANSWERING, StrategyName
 
 _CREDENTIAL_ATTRS = (
     "openai_api_key",
@@ -203,13 +203,22 @@ def _dialect_of_class(cls: type) -> Dialect | None:
 FALLBACK_TTL_SECONDS = 3600.0
 """How long a remembered rejection holds before the preferred strategy is tried again."""
 
+_SETTING = "setting:"
+
 FALLBACK_MAX_MODELS = 1024
 """Most model identities one memory holds; the oldest entry is dropped past it."""
+
+
+Setting = Literal["json_mode", "tool_choice"]
+"""A part of a request a model may refuse while its route works without it: JSON
+mode on the prompted route, a forced tool choice on the tool route."""
 
 
 class FallbackMemory:
     """Strategies each model identity has rejected, shared across threads.
 
+    It also keeps the settings a model refused on a route that works without
+    them (`Setting`), so later runs ask without them from the first request.
     Every agent and node has its own memory; pass one memory to several of them
     (`StructuredOutputMiddleware(..., fallback_memory=memory)`) to share what
     they learn. Entries expire after `ttl_seconds`, so a provider that gains a
@@ -239,27 +248,53 @@ class FallbackMemory:
         self.ttl_seconds = float(ttl_seconds)
         self._clock = clock
         self._lock = threading.Lock()
-        self._rejected: dict[str, dict[StrategyName, float]] = {}
+        # Per model: strategy names and `setting:`-prefixed settings, each with
+        # the time it expires.
+        self._rejected: dict[str, dict[str, float]] = {}
+        self.holds_settings = False
+        """Whether any setting was ever remembered: a run reads them only then."""
 
     def rejected(self, key: str) -> frozenset[StrategyName]:
         """Strategies rejected for `key` and not yet expired."""
-        now = self._clock()
-        with self._lock:
-            found = self._rejected.get(key, {})
-            return frozenset(s for s, until in found.items() if until > now)
+        return frozenset(s for s in self._live(key) if s in ANSWERING)
 
     def remember(self, key: str, strategy: StrategyName) -> None:
         """Record that the model `key` rejected `strategy`."""
+        self._note(key, strategy)
+
+    def refused_settings(self, key: str) -> frozenset[Setting]:
+        """Settings the model `key` refused, not yet expired.
+
+        Examples:
+            >>> memory = FallbackMemory()
+            >>> memory.remember_setting("m", "json_mode")
+            >>> memory.refused_settings("m"), memory.rejected("m")
+            (frozenset({'json_mode'}), frozenset())
+        """
+        found = (s.removeprefix(_SETTING) for s in self._live(key) if s.startswith(_SETTING))
+        return frozenset(cast("Setting", s) for s in found)
+
+    def remember_setting(self, key: str, setting: Setting) -> None:
+        """Record that the model `key` refused `setting` on a route that works without it."""
+        self.holds_settings = True
+        self._note(key, _SETTING + setting)
+
+    def _live(self, key: str) -> list[str]:
+        now = self._clock()
+        with self._lock:
+            return [s for s, until in self._rejected.get(key, {}).items() if until > now]
+
+    def _note(self, key: str, name: str) -> None:
         until = self._clock() + self.ttl_seconds
         with self._lock:
             entry = self._rejected.pop(key, {})
-            entry[strategy] = until
+            entry[name] = until
             self._rejected[key] = entry  # re-inserted: the dict keeps recency order
             while len(self._rejected) > FALLBACK_MAX_MODELS:
                 del self._rejected[next(iter(self._rejected))]
 
     def forget(self, key: str | None = None) -> None:
-        """Forget one model's rejections, or every model's when `key` is None."""
+        """Forget one model's rejections and settings, or every model's when `key` is None."""
         with self._lock:
             if key is None:
                 self._rejected.clear()

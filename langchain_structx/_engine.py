@@ -18,13 +18,13 @@ import copy
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
 
 from langchain_structx import _capabilities as caps
-from langchain_structx import _feedback
+from langchain_structx import _fallback, _feedback
 from langchain_structx import _quirks as quirks
 from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
@@ -32,7 +32,7 @@ from langchain_structx._interpret import interpret
 from langchain_structx._match import Found
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
-from langchain_structx.errors import AttemptError, DialectError, ProviderRejectedError
+from langchain_structx.errors import AttemptError, DialectError
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
 
@@ -208,8 +208,9 @@ def attempt_loop(
     # The state's dict is never changed in place: the run works on its own copy.
     progress = copy.deepcopy(progress) if progress else new_progress()
     progress["retry"] = False
+    _fallback.recall_settings(plan, progress, memory, model)
     run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
-    order = _order(plan, model, memory, tools, progress)
+    order = _fallback.initial_order(plan, model, memory, tools, progress)
     native = caps.model_dialect(model)
     declared = plan.tool_names | user_tools
     while True:
@@ -227,7 +228,7 @@ def attempt_loop(
             spec = quirks.for_model(spec, model)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
-            order = _fall_back(run, order, exc)
+            order = _fallback.fall_back(run, order, exc)
             continue
         step = CallModel(
             spec,
@@ -239,7 +240,7 @@ def attempt_loop(
         try:
             message = yield step
         except Exception as exc:
-            order = _after_rejection(run, order, spec, exc, memory, model, user_tools)
+            order = _fallback.after_rejection(run, order, spec, exc, memory, model, user_tools)
             continue
         usage = run.add_usage(message)
         attempt = run.progress["attempts"] + 1
@@ -250,7 +251,7 @@ def attempt_loop(
             return run.pending([_feedback.portable(message, declared)])
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
-            _confirm_suspects(progress, memory, model)
+            _fallback.confirm_suspects(progress, memory, model)
             message = _feedback.portable(message, declared) if seen.ordinary_calls else message
             return run.finish(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)
@@ -262,119 +263,9 @@ def attempt_loop(
             return run.pending([sent, *replies])
         # A broken route (not a wrong answer) is left for the next strategy, which
         # starts afresh, without this route's attempts and feedback in view.
-        broken = _route_broken(run, memory, model, order)
+        broken = _fallback.leaves_route(run, memory, model, order)
         if broken:
-            order = _fall_back(run, order, seen.outcome.error)
+            order = _fallback.fall_back(run, order, seen.outcome.error)
         if one_call:
             return run.pending([sent, *replies], retry=True, hide=broken)
         run.history = [] if broken else [*run.history, sent, *replies]
-
-
-def _order(
-    plan: Plan,
-    model: Any,
-    memory: caps.FallbackMemory,
-    tools: Sequence[Any],
-    progress: Progress,
-) -> tuple[StrategyName, ...]:
-    """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
-    if not plan.auto:
-        return plan.candidates
-    order = caps.auto_order(model, plan.candidates, memory, tools)
-    skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
-    return tuple(s for s in order if s not in skipped) or order[-1:]
-
-
-def _route_broken(
-    run: _Run, memory: caps.FallbackMemory, model: Any, order: tuple[StrategyName, ...]
-) -> bool:
-    """Whether AutoStrategy should leave the current strategy for its route's failures."""
-    if not run.plan.auto:
-        return False
-    routes = cast("list[StrategyName]", run.progress.get("routes") or [])
-    outcomes = list(zip(routes, run.progress["kinds"], strict=True))
-    broken = caps.route_broken(order[0], outcomes, len(order) - 1)
-    if broken:
-        # Remembered only once another route answers: a hopeless input fails
-        # every route, and must not cost the model its route for later runs.
-        run.progress.setdefault("suspects", []).append(order[0])
-    return broken
-
-
-def _confirm_suspects(progress: Progress, memory: caps.FallbackMemory, model: Any) -> None:
-    """Remember the routes this run gave up, now that another one answered."""
-    for suspect in progress.get("suspects") or ():
-        memory.remember(caps.model_identity(model), cast("StrategyName", suspect))
-
-
-def _remember(
-    plan: Plan,
-    memory: caps.FallbackMemory,
-    model: Any,
-    strategy: StrategyName,
-    error: Exception,
-    user_tools: frozenset[str],
-) -> None:
-    ours = plan.tool_names | {plan.output_name()}
-    if caps.is_lasting(error, ours, user_tools, strategy):
-        memory.remember(caps.model_identity(model), strategy)
-
-
-def _unforce(run: _Run, spec: CallSpec, error: Exception, user_tools: frozenset[str]) -> bool:
-    """Whether the tool route asks again unforced, its forced tool choice refused.
-
-    Any tool strategy, auto or not: the route works when the model chooses, and a
-    reply without the call is a failed attempt like any other. Not remembered,
-    like a refused JSON mode: the next run learns it again in one call.
-    """
-    if spec.strategy != "tool" or spec.tool_choice is None:
-        return False
-    if not caps.refuses_tool_choice(error, user_tools):
-        return False
-    run.fallback("tool", "tool", error)
-    return True
-
-
-def _after_rejection(
-    run: _Run,
-    order: tuple[StrategyName, ...],
-    spec: CallSpec,
-    error: Exception,
-    memory: caps.FallbackMemory,
-    model: Any,
-    user_tools: frozenset[str],
-) -> tuple[StrategyName, ...]:
-    """The strategies left to try once the provider refused `spec`'s request.
-
-    Raises:
-        Exception: `error` itself, when it is no refusal this run can get past.
-    """
-    strategy = order[0]
-    if _unforce(run, spec, error, user_tools):
-        return order
-    if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
-        raise error
-    if strategy == "prompted" and "response_format" in spec.model_settings:
-        # JSON mode refused: the same route asks again without it. Not remembered:
-        # the route itself works, and the next run learns it again in one call.
-        run.fallback(strategy, strategy, error)
-        return order
-    _remember(run.plan, memory, model, strategy, error, user_tools)
-    return _fall_back(run, order, error)
-
-
-def _fall_back(
-    run: _Run, order: tuple[StrategyName, ...], error: Exception
-) -> tuple[StrategyName, ...]:
-    """Drop the failed strategy, or raise when no other may be tried."""
-    if not run.plan.auto or len(order) == 1:
-        if isinstance(error, DialectError):
-            raise error
-        raise ProviderRejectedError(
-            order[0],
-            error,
-            attempt=run.progress["attempts"],
-            usage=as_usage(run.progress["usage"]),
-        ) from error
-    run.fallback(order[0], order[1], error)
-    return order[1:]

@@ -23,7 +23,7 @@ from langchain_structx._policy import ErrorPolicy
 from langchain_structx._schema import SchemaSet, Variant
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
-from langchain_structx.limits import DEFAULT_LIMITS, Limits
+from langchain_structx.limits import Limits
 
 
 class Restorer(Protocol):
@@ -68,36 +68,63 @@ class CallSpec:
 class Plan:
     """Everything the engine needs to know about one response format.
 
+    It keeps the strategy it was built from and reads the options from it; what
+    it adds is what the engine builds from them once per plan: the schema in
+    each strict dialect, the request pieces of each call, the prompt text.
+
     Attributes:
         strategy: The strategy object the plan was built from.
-        schemas: The variants the answer may take.
-        candidates: Strategies to try, in order; explicit strategies have one.
-        auto: Whether the strategy was chosen automatically.
-        handle_errors: The user's error policy.
-        policy: The same policy, compiled once.
-        max_retries: Retries allowed after the first attempt.
-        coerce: Whether coercion of near-miss values is on.
-        strict: Provider strict mode, or None.
-        json_mode: Whether the prompted strategy also asks for JSON mode.
-        tool_message_content: Fixed text for the success tool message, or None.
-        limits: Bounds on the size, depth and checking time of each reply.
     """
 
     strategy: st.Strategy
-    schemas: SchemaSet
-    candidates: tuple[st.StrategyName, ...]
-    auto: bool
-    handle_errors: st.HandleErrors
-    max_retries: int
-    coerce: bool = True
-    strict: bool | None = None
-    json_mode: bool = False
-    tool_message_content: str | None = None
-    limits: Limits = DEFAULT_LIMITS
-    policy: ErrorPolicy = field(default_factory=lambda: ErrorPolicy(mode="retry"))
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
     _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
     _built: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def schemas(self) -> SchemaSet:
+        """The variants the answer may take."""
+        return self.strategy.schemas
+
+    @property
+    def candidates(self) -> tuple[st.StrategyName, ...]:
+        """Strategies to try, in order; explicit strategies have one."""
+        return self.strategy.candidates
+
+    @property
+    def auto(self) -> bool:
+        """Whether the strategy is picked at run time (`AutoStrategy`)."""
+        return isinstance(self.strategy, st.AutoStrategy)
+
+    @property
+    def policy(self) -> ErrorPolicy:
+        """The same policy, compiled once when the strategy was built."""
+        return self.strategy.policy
+
+    @property
+    def max_retries(self) -> int:
+        """Retries allowed after the first attempt."""
+        return self.strategy.max_retries
+
+    @property
+    def limits(self) -> Limits:
+        """Bounds on the size, depth and checking time of each reply."""
+        return self.strategy.limits
+
+    @property
+    def strict(self) -> bool | None:
+        """Provider strict mode, or None (strategies without the option: None)."""
+        return getattr(self.strategy, "strict", None)
+
+    @property
+    def json_mode(self) -> bool:
+        """Whether the prompted strategy also asks for JSON mode."""
+        return bool(getattr(self.strategy, "json_mode", False))
+
+    @property
+    def tool_message_content(self) -> str | None:
+        """Fixed text for the success tool message, or None."""
+        return getattr(self.strategy, "tool_message_content", None)
 
     @property
     def tool_names(self) -> frozenset[str]:
@@ -368,17 +395,4 @@ def build_plan(response_format: Any) -> Plan:
     Raises:
         UserError: When the format cannot be used.
     """
-    strategy = as_strategy(response_format)
-    auto = isinstance(strategy, st.AutoStrategy)
-    return Plan(
-        strategy=strategy,
-        schemas=strategy.schemas,
-        candidates=strategy.candidates,
-        auto=auto,
-        handle_errors=strategy.handle_errors,
-        max_retries=strategy.max_retries,
-        coerce=strategy.coerce,
-        limits=strategy.limits,
-        policy=strategy.policy,
-        **strategy.plan_options(),
-    )
+    return Plan(strategy=as_strategy(response_format))

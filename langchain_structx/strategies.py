@@ -121,7 +121,6 @@ class _Options:
     schemas: SchemaSet = field(init=False, repr=False, compare=False)
     """The schema's variants, read and checked when the strategy is built."""
     name: ClassVar[str]
-    _unplanned: ClassVar[frozenset[str]] = frozenset({"schema"})
 
     def __post_init__(self) -> None:
         retries = self.max_retries
@@ -144,18 +143,9 @@ class _Options:
         """The strategies a run of this one may use: itself."""
         return (cast("StrategyName", self.name),)
 
-    def plan_options(self) -> dict[str, Any]:
-        """The options of this strategy a plan keeps: those it adds to the shared ones."""
-        own = (f.name for f in fields(self) if f.name not in _SHARED)
-        return {name: getattr(self, name) for name in own if name not in self._unplanned}
-
 
 def _rebuild(cls: type[_Options], given: dict[str, Any]) -> _Options:
     return cls(**given)
-
-
-_SHARED = frozenset(f.name for f in fields(_Options))
-"""The options every strategy has; `plan_options` leaves them out."""
 
 
 class _CommonOptions(TypedDict, total=False):
@@ -316,9 +306,8 @@ class AutoStrategy(_Options, Generic[SchemaT]):
         def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[Literal["auto"]] = "auto"
-    # The order is what `candidates` gives; the other options are passed on to the
+    # The order is what `candidates` gives; the other options are read by the
     # strategy that is picked.
-    _unplanned: ClassVar[frozenset[str]] = frozenset({"schema", "order"})
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY

@@ -421,12 +421,31 @@ def test_an_explicit_json_mode_is_never_dropped():
     assert len(model.calls) == 1
 
 
-async def test_the_runnable_drops_a_refused_json_mode_too():
+def test_an_explicit_json_mode_is_asked_for_even_when_remembered_as_refused():
+    # JSON mode asked for by name: a refusal an AutoStrategy run remembered does
+    # not drop it silently from an explicit PromptedStrategy sharing the memory.
+    memory = FallbackMemory()
     model = ScriptedChatModel(
-        responses=[JSON_MODE_REFUSED, JSON_ANSWER, JSON_MODE_REFUSED, JSON_ANSWER], profile=NEITHER
+        responses=[JSON_MODE_REFUSED, JSON_ANSWER, JSON_ANSWER], profile=NEITHER
+    )
+    with_structured_output(
+        model, AutoStrategy(Contact, json_mode=True), fallback_memory=memory
+    ).invoke("Who is Ada?")
+    explicit = with_structured_output(
+        model, PromptedStrategy(Contact, json_mode=True), fallback_memory=memory
+    )
+
+    assert explicit.invoke("Who is Ada?") == ADA
+    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None, JSON_OBJECT]
+
+
+async def test_the_runnable_drops_a_refused_json_mode_too_and_remembers_it():
+    model = ScriptedChatModel(
+        responses=[JSON_MODE_REFUSED, JSON_ANSWER, JSON_ANSWER], profile=NEITHER
     )
     runnable = with_structured_output(model, AutoStrategy(Contact, json_mode=True))
 
     assert runnable.invoke("Who is Ada?") == ADA
+    # The next run asks without JSON mode from its first request.
     assert await runnable.ainvoke("Who is Ada?") == ADA
-    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None] * 2
+    assert [call.response_format for call in model.calls] == [JSON_OBJECT, None, None]

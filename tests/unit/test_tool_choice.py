@@ -99,15 +99,32 @@ def test_later_attempts_of_the_run_stay_unforced() -> None:
     assert report["attempts"] == 2
 
 
-def test_the_refusal_is_not_remembered_against_the_route() -> None:
+@pytest.mark.parametrize("strategy", [ToolStrategy(Contact), AutoStrategy(Contact)])
+def test_the_next_run_starts_unforced(strategy: Any) -> None:
+    # The memory keeps the refused setting, not a refusal of the route.
     memory = FallbackMemory()
     model = ScriptedChatModel(responses=[refused(), ANSWER, ANSWER])
-    middleware = StructuredOutputMiddleware(AutoStrategy(Contact), fallback_memory=memory)
+    middleware = StructuredOutputMiddleware(strategy, fallback_memory=memory)
     agent = create_agent(model, middleware=[middleware])
 
     agent.invoke(ASK)
+    second = agent.invoke(ASK)
 
+    assert second["structured_response"] == ADA
+    assert second["structured_output_report"]["fallbacks"] == []
+    assert [call.tool_choice for call in model.calls] == ["Contact", None, None]
+    assert memory.refused_settings(model_identity(model)) == {"tool_choice"}
     assert memory.rejected(model_identity(model)) == frozenset()
+
+
+def test_another_model_is_still_forced() -> None:
+    memory = FallbackMemory()
+    thinking = ScriptedChatModel(model_name="thinking", responses=[refused(), ANSWER])
+    plain = ScriptedChatModel(model_name="plain", responses=[ANSWER])
+    for model in (thinking, plain):
+        with_structured_output(model, ToolStrategy(Contact), fallback_memory=memory).invoke("Ada?")
+
+    assert [call.tool_choice for call in plain.calls] == ["Contact"]
 
 
 def test_a_chosen_tool_strategy_raises_the_second_refusal() -> None:
@@ -144,3 +161,18 @@ def test_a_refusal_of_something_else_still_surfaces_at_once() -> None:
 
     assert info.value is error
     assert len(model.calls) == 1
+
+
+def test_a_remembered_setting_expires_and_is_kept_apart_from_rejections() -> None:
+    now = [0.0]
+    memory = FallbackMemory(ttl_seconds=60, clock=lambda: now[0])
+    memory.remember_setting("m", "tool_choice")
+    memory.remember("m", "provider")
+
+    assert memory.refused_settings("m") == {"tool_choice"}
+    assert memory.rejected("m") == {"provider"}
+    now[0] = 61.0
+    assert memory.refused_settings("m") == frozenset()
+    memory.remember_setting("m", "json_mode")
+    memory.forget("m")
+    assert memory.refused_settings("m") == frozenset() and memory.rejected("m") == frozenset()

@@ -1,0 +1,159 @@
+"""Which strategy a run asks with, and how it moves on when a route fails.
+
+AutoStrategy's order (minus what the fallback memory and the run's progress
+rule out), leaving a route whose answers show it broken, and the reactions to a
+provider's refusal: the same route without a setting it refused (JSON mode, a
+forced tool choice), the next strategy, or the error. What is worth keeping for
+later runs goes to the `FallbackMemory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from langchain_structx import _capabilities as caps
+from langchain_structx import _quirks as quirks
+from langchain_structx._plan import CallSpec, Plan
+from langchain_structx._progress import Progress, as_usage
+from langchain_structx.errors import DialectError, ProviderRejectedError
+from langchain_structx.strategies import StrategyName
+
+if TYPE_CHECKING:
+    from langchain_structx._engine import _Run
+
+
+def initial_order(
+    plan: Plan,
+    model: Any,
+    memory: caps.FallbackMemory,
+    tools: Sequence[Any],
+    progress: Progress,
+) -> tuple[StrategyName, ...]:
+    """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
+    if not plan.auto:
+        return plan.candidates
+    order = caps.auto_order(model, plan.candidates, memory, tools)
+    skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
+    return tuple(s for s in order if s not in skipped) or order[-1:]
+
+
+def leaves_route(
+    run: _Run, memory: caps.FallbackMemory, model: Any, order: tuple[StrategyName, ...]
+) -> bool:
+    """Whether AutoStrategy should leave the current strategy for its route's failures."""
+    if not run.plan.auto:
+        return False
+    routes = cast("list[StrategyName]", run.progress.get("routes") or [])
+    outcomes = list(zip(routes, run.progress["kinds"], strict=True))
+    broken = caps.route_broken(order[0], outcomes, len(order) - 1)
+    if broken:
+        # Remembered only once another route answers: a hopeless input fails
+        # every route, and must not cost the model its route for later runs.
+        run.progress.setdefault("suspects", []).append(order[0])
+    return broken
+
+
+def confirm_suspects(progress: Progress, memory: caps.FallbackMemory, model: Any) -> None:
+    """Remember the routes this run gave up, now that another one answered."""
+    for suspect in progress.get("suspects") or ():
+        memory.remember(caps.model_identity(model), cast("StrategyName", suspect))
+
+
+def _remember(
+    plan: Plan,
+    memory: caps.FallbackMemory,
+    model: Any,
+    strategy: StrategyName,
+    error: Exception,
+    user_tools: frozenset[str],
+) -> None:
+    ours = plan.tool_names | {plan.output_name()}
+    if caps.is_lasting(error, ours, user_tools, strategy):
+        memory.remember(caps.model_identity(model), strategy)
+
+
+def recall_settings(
+    plan: Plan, progress: Progress, memory: caps.FallbackMemory, model: Any
+) -> None:
+    """Start the run without the settings the model refused in earlier runs.
+
+    A forced tool choice for any tool strategy; JSON mode only under auto, since
+    an explicit `PromptedStrategy(json_mode=True)` asked for it by name.
+    """
+    if not memory.holds_settings:
+        return
+    refused = memory.refused_settings(caps.model_identity(model))
+    if "tool_choice" in refused:
+        progress["unforced"] = True
+    if "json_mode" in refused and plan.auto:
+        progress["without_json_mode"] = True
+
+
+def _unforce(
+    run: _Run,
+    spec: CallSpec,
+    error: Exception,
+    user_tools: frozenset[str],
+    memory: caps.FallbackMemory,
+    model: Any,
+) -> bool:
+    """Whether the tool route asks again unforced, its forced tool choice refused.
+
+    Any tool strategy, auto or not: the route works when the model chooses, and a
+    reply without the call is a failed attempt like any other. The memory keeps
+    the refusal of the setting, not of the route.
+    """
+    if spec.strategy != "tool" or spec.tool_choice is None:
+        return False
+    if not caps.refuses_tool_choice(error, user_tools):
+        return False
+    run.fallback("tool", "tool", error)
+    memory.remember_setting(caps.model_identity(model), "tool_choice")
+    return True
+
+
+def after_rejection(
+    run: _Run,
+    order: tuple[StrategyName, ...],
+    spec: CallSpec,
+    error: Exception,
+    memory: caps.FallbackMemory,
+    model: Any,
+    user_tools: frozenset[str],
+) -> tuple[StrategyName, ...]:
+    """The strategies left to try once the provider refused `spec`'s request.
+
+    Raises:
+        Exception: `error` itself, when it is no refusal this run can get past.
+    """
+    strategy = order[0]
+    if _unforce(run, spec, error, user_tools, memory, model):
+        return order
+    if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
+        raise error
+    if strategy == "prompted" and "response_format" in spec.model_settings:
+        # JSON mode refused: the same route asks again without it. The memory
+        # keeps the refusal of the setting; the route itself works.
+        run.fallback(strategy, strategy, error)
+        memory.remember_setting(caps.model_identity(model), "json_mode")
+        return order
+    _remember(run.plan, memory, model, strategy, error, user_tools)
+    return fall_back(run, order, error)
+
+
+def fall_back(
+    run: _Run, order: tuple[StrategyName, ...], error: Exception
+) -> tuple[StrategyName, ...]:
+    """Drop the failed strategy, or raise when no other may be tried."""
+    if not run.plan.auto or len(order) == 1:
+        if isinstance(error, DialectError):
+            raise error
+        raise ProviderRejectedError(
+            order[0],
+            error,
+            attempt=run.progress["attempts"],
+            usage=as_usage(run.progress["usage"]),
+        ) from error
+    run.fallback(order[0], order[1], error)
+    return order[1:]
