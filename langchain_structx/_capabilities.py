@@ -251,8 +251,12 @@ class FallbackMemory:
         # Per model: strategy names and `setting:`-prefixed settings, each with
         # the time it expires.
         self._rejected: dict[str, dict[str, float]] = {}
-        self.holds_settings = False
-        """Whether any setting was ever remembered: a run reads them only then."""
+        self._holds_settings = False
+
+    @property
+    def holds_settings(self) -> bool:
+        """Whether any setting was ever remembered: a run looks them up only then."""
+        return self._holds_settings
 
     def rejected(self, key: str) -> frozenset[StrategyName]:
         """Strategies rejected for `key` and not yet expired."""
@@ -276,7 +280,7 @@ class FallbackMemory:
 
     def remember_setting(self, key: str, setting: Setting) -> None:
         """Record that the model `key` refused `setting` on a route that works without it."""
-        self.holds_settings = True
+        self._holds_settings = True
         self._note(key, _SETTING + setting)
 
     def _live(self, key: str) -> list[str]:
