@@ -144,7 +144,7 @@ def normalize(schema: Any, *, name: str | None = None) -> SchemaSet:
     """
     members = list(_flatten(schema))
     if not members:
-        raise SchemaError(f"No schema given: {schema!r} is an empty union.")
+        raise SchemaError(f"No schema given: {clip(repr(schema), 200)} is an empty union.")
     variants: tuple[Variant, ...]
     if len(members) == 1:
         variants = (_variant(members[0], name),)
@@ -203,7 +203,8 @@ def _unsupported_because(schema: Any) -> str:
         return " (an instance: pass its class)"
     if isinstance(schema, str):
         return " (a string: pass the class, or the JSON schema as a dict)"
-    if get_origin(schema) is not None or schema in (str, int, float, bool, list, dict):
+    plain = (str, int, float, bool, list, dict)
+    if get_origin(schema) is not None or any(schema is t for t in plain):
         return " (a plain type: make it a field of a model)"
     return ""
 
