@@ -263,7 +263,7 @@ def attempt_loop(
             return run.pending([sent, *replies])
         # A broken route (not a wrong answer) is left for the next strategy, which
         # starts afresh, without this route's attempts and feedback in view.
-        broken = _fallback.leaves_route(run, memory, model, order)
+        broken = _fallback.leaves_route(run, order)
         if broken:
             order = _fallback.fall_back(run, order, seen.outcome.error)
         if one_call:

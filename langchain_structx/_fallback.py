@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_structx import _capabilities as caps
 from langchain_structx import _quirks as quirks
+from langchain_structx._capabilities import Setting
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._progress import Progress, as_usage
 from langchain_structx.errors import DialectError, ProviderRejectedError
@@ -38,9 +39,7 @@ def initial_order(
     return tuple(s for s in order if s not in skipped) or order[-1:]
 
 
-def leaves_route(
-    run: _Run, memory: caps.FallbackMemory, model: Any, order: tuple[StrategyName, ...]
-) -> bool:
+def leaves_route(run: _Run, order: tuple[StrategyName, ...]) -> bool:
     """Whether AutoStrategy should leave the current strategy for its route's failures."""
     if not run.plan.auto:
         return False
@@ -90,27 +89,23 @@ def recall_settings(
         progress["without_json_mode"] = True
 
 
-def _unforce(
-    run: _Run,
-    spec: CallSpec,
-    error: Exception,
-    user_tools: frozenset[str],
-    memory: caps.FallbackMemory,
-    model: Any,
-) -> bool:
-    """Whether the tool route asks again unforced, its forced tool choice refused.
+def _refused_setting(
+    plan: Plan, spec: CallSpec, error: Exception, user_tools: frozenset[str]
+) -> Setting | None:
+    """The setting `error` refuses on a route that works without it, if any.
 
-    Any tool strategy, auto or not: the route works when the model chooses, and a
-    reply without the call is a failed attempt like any other. The memory keeps
-    the refusal of the setting, not of the route.
+    A forced tool choice, for any tool strategy: the route works when the model
+    chooses, and a reply without the call is a failed attempt like any other.
+    JSON mode, under auto only: an explicit `PromptedStrategy(json_mode=True)`
+    asked for it by name.
     """
-    if spec.strategy != "tool" or spec.tool_choice is None:
-        return False
-    if not caps.refuses_tool_choice(error, user_tools):
-        return False
-    run.fallback("tool", "tool", error)
-    memory.remember_setting(caps.model_identity(model), "tool_choice")
-    return True
+    forced = spec.strategy == "tool" and spec.tool_choice is not None
+    if forced and caps.refuses_tool_choice(error, user_tools):
+        return "tool_choice"
+    json_mode = spec.strategy == "prompted" and "response_format" in spec.model_settings
+    if json_mode and plan.auto and caps.is_rejection(error, "prompted", user_tools):
+        return "json_mode"
+    return None
 
 
 def after_rejection(
@@ -124,20 +119,20 @@ def after_rejection(
 ) -> tuple[StrategyName, ...]:
     """The strategies left to try once the provider refused `spec`'s request.
 
+    A refused setting sends the same route again without it for the rest of the
+    run; the memory keeps the refusal of the setting, not of the route.
+
     Raises:
         Exception: `error` itself, when it is no refusal this run can get past.
     """
     strategy = order[0]
-    if _unforce(run, spec, error, user_tools, memory, model):
+    setting = _refused_setting(run.plan, spec, error, user_tools)
+    if setting is not None:
+        run.fallback(strategy, strategy, error)
+        memory.remember_setting(caps.model_identity(model), setting)
         return order
     if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
         raise error
-    if strategy == "prompted" and "response_format" in spec.model_settings:
-        # JSON mode refused: the same route asks again without it. The memory
-        # keeps the refusal of the setting; the route itself works.
-        run.fallback(strategy, strategy, error)
-        memory.remember_setting(caps.model_identity(model), "json_mode")
-        return order
     _remember(run.plan, memory, model, strategy, error, user_tools)
     return fall_back(run, order, error)
 
