@@ -25,8 +25,9 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
     middleware list, so its `before_model` hook is the first to run and its
     `after_model` hook the last. Before each model step it ends a turn that is
     already answered (the model called ordinary tools beside its answer, and
-    they have run) and clears an earlier turn's answer when a new run starts,
-    so that no other middleware acts on a finished turn or a stale answer.
+    they have run) and clears an earlier turn's answer (or writes the empty
+    keys) when a new run starts, so that no other middleware acts on a finished
+    turn or a stale answer.
     """
 
     def __init__(self, state_schema: type[Any]) -> None:
@@ -40,7 +41,9 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
         progress, answered = progress_in(state.get(PROGRESS_KEY), state["messages"])
         if answered:
             return {JUMP_KEY: "end"}
-        if progress is None and any(state.get(key) is not None for key in ANSWER_KEYS):
+        # A key never written is written too: another middleware may answer in our
+        # place, and the turn's state must still say there is no answer.
+        if progress is None and any(state.get(key, True) is not None for key in ANSWER_KEYS):
             return _shell.reset_structured_output(None)
         return None
 
@@ -68,5 +71,14 @@ _MODEL_HOOKS = ("before_model", "abefore_model", "after_model", "aafter_model")
 
 def has_model_hooks(middleware: AgentMiddleware[Any, Any]) -> bool:
     """Whether LangChain gives `middleware` a step before or after the model step."""
+    return _overrides(middleware, _MODEL_HOOKS)
+
+
+def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether `middleware` wraps the model call, and so may answer in our place."""
+    return _overrides(middleware, ("wrap_model_call", "awrap_model_call"))
+
+
+def _overrides(middleware: AgentMiddleware[Any, Any], hooks: tuple[str, ...]) -> bool:
     cls = type(middleware)
-    return any(getattr(cls, hook) is not getattr(AgentMiddleware, hook) for hook in _MODEL_HOOKS)
+    return any(getattr(cls, hook) is not getattr(AgentMiddleware, hook) for hook in hooks)

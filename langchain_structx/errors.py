@@ -23,9 +23,11 @@ catches LangChain's errors keeps working::
         │   ├── MultipleOutputsError    (+ langchain MultipleStructuredOutputsError)
         │   ├── TruncatedOutputError    the model stopped before the output was complete
         │   ├── MissingOutputError      prose where a structured answer was required
-        │   ├── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError)
+        │   ├── StructuredOutputRefusal the model declined (+ StructuredOutputValidationError,
+        │   │                           + langchain_core ModelRefusalError)
         │   └── EarlierAttemptError     an earlier attempt, rebuilt after a resume elsewhere
         ├── ProviderRejectedError       the provider refused the request itself
+        │                               (+ langchain_core ModelInvalidRequestError)
         ├── ErrorHandlerError (+ TypeError) a handle_errors callable broke its contract
         └── StructuredOutputRetryError  every allowed attempt failed
 
@@ -69,6 +71,7 @@ from langchain.agents.structured_output import (
     StructuredOutputError,
     StructuredOutputValidationError,
 )
+from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
 from typing_extensions import TypedDict, Unpack
 
 from langchain_structx._clip import MESSAGE_CHARS, clip
@@ -233,14 +236,20 @@ class MissingOutputError(AttemptError):
     kind: FailureKind = "no_output"
 
 
-class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
+class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError, ModelRefusalError):
     """The model refused to produce the output.
 
-    It also derives from LangChain's `StructuredOutputValidationError`, which is
-    what LangChain's `ModelRefusalMiddleware` converts into its refusal error.
+    It is also LangChain's `ModelRefusalError`, which chat models'
+    `with_structured_output` raise for a refusal, so code that catches that
+    catches this too; like it, it is not retryable (`is_retryable` is False),
+    so LangChain's `ModelRetryMiddleware` does not ask again by default. It
+    also derives from `StructuredOutputValidationError`, which is what
+    LangChain's `ModelRefusalMiddleware` converts into its refusal error.
 
     Attributes:
         refusal: The model's own words, when it gave any.
+        raw_message: The refusing reply (the same message as `ai_message`), as
+            LangChain's `ModelRefusalError` names it.
     """
 
     kind: FailureKind = "refusal"
@@ -256,14 +265,19 @@ class StructuredOutputRefusal(AttemptError, StructuredOutputValidationError):
         StructuredOutputFailure.__init__(
             self, f"The model refused to answer: {self.refusal}", **context
         )
+        self.raw_message = self.ai_message
 
 
-class ProviderRejectedError(StructuredOutputFailure):
+class ProviderRejectedError(StructuredOutputFailure, ModelInvalidRequestError):
     """Every strategy `AutoStrategy` could use was rejected by the provider.
 
     Each rejection made `AutoStrategy` fall back to the next strategy; this is
     raised when none is left. Its `__cause__` is the provider's last error. An
     explicitly chosen strategy lets the provider's own exception through instead.
+
+    It is also LangChain's `ModelInvalidRequestError`, which provider clients
+    raise for a request the provider refuses: like it, it is not retryable
+    (`is_retryable` is False), since the same request would be refused again.
 
     Attributes:
         strategy: The strategy whose request was rejected.

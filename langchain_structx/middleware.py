@@ -41,13 +41,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypeForm, TypeVar, Unpack
 
-from langchain_structx import _agent, _engine, _shell
+from langchain_structx import _agent, _engine, _router, _shell
 from langchain_structx._agent import PROGRESS_KEY
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
 from langchain_structx._plan import Plan, build_plan
 from langchain_structx._progress import Progress
-from langchain_structx._router import StructuredOutputRetryRouter, has_model_hooks
+from langchain_structx._router import StructuredOutputRetryRouter
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import AnyStrategy
 
@@ -103,6 +103,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     """
 
     state_schema = StructuredAgentState
+    _one_call = False  # one attempt per model call: set by `retry_router()`
 
     if TYPE_CHECKING:
 
@@ -137,7 +138,6 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         self.tools = []
         self.state_schema = _agent.typed_state_schema(StructuredAgentState, self.plan)
         self._plans = _agent.RequestPlans(self.plan)
-        self._one_call = False
         self._errors = _agent.ErrorCache()
 
     def retry_router(self) -> StructuredOutputRetryRouter:
@@ -157,8 +157,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     def before_agent(self, state: StructuredAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Clear what an earlier turn left, so it never leaks into this one.
 
-        Model calls overwrite these keys too; this step also covers a turn that
-        fails before any answer, which leaves no writes of its own.
+        Model calls overwrite these keys too; this step covers a turn that fails
+        (or whose failure another middleware answers) before our step writes.
         """
         return {**_shell.reset_structured_output(state), PROGRESS_KEY: None}
 
@@ -215,9 +215,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     ) -> ToolMessage | Command[Any]:
         """Pass tool calls through unchanged.
 
-        Defining this hook is what lets the structured-output tools reach the
-        model as `BaseTool` objects, exactly as LangChain binds its own: LangChain
-        checks middleware-added tools only when no middleware wraps tool calls.
+        This hook lets our tools reach the model as `BaseTool`s, as LangChain
+        binds its own: it checks added tools only when no middleware wraps tool calls.
         """
         return handler(request)
 
@@ -249,21 +248,23 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
 class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
     """Our middleware as our `create_agent` adds it: one attempt per model step.
 
-    A failed attempt asks for the next through `jump_to`. With no `before_agent`
-    step, a turn answered at once costs one graph step, as LangChain's does.
+    A failed attempt asks for the next through `jump_to`. Its `before_agent` step
+    clears the answer keys where no router does, as another middleware that wraps
+    the model call may answer in our place (`ModelRetryMiddleware` does so).
     """
+
+    _one_call = True
+
+    @property
+    def name(self) -> str:  # noqa: D102 - the graph's nodes show the public class's name
+        return StructuredOutputMiddleware.__name__
+
+
+class _OneStepMiddleware(_LoopedMiddleware[ResponseT]):
+    """Alone in wrapping the model call: no `before_agent` step (one graph step a turn)."""
 
     before_agent = AgentMiddleware.before_agent  # type: ignore[assignment]
     abefore_agent = AgentMiddleware.abefore_agent  # type: ignore[assignment]
-
-    def __init__(self, response_format: Any) -> None:
-        super().__init__(response_format)
-        self._one_call = True
-
-    @property
-    def name(self) -> str:
-        """Named like the public class, which is what the graph's nodes show."""
-        return StructuredOutputMiddleware.__name__
 
 
 Agent: TypeAlias = (
@@ -350,13 +351,14 @@ def create_agent(
     """
     stack = list(middleware)
     if response_format is not None:
-        ours = _LoopedMiddleware(response_format)
+        routed = any(_router.has_model_hooks(m) for m in middleware)
+        wrapped = not routed and any(_router.wraps_model_calls(m) for m in middleware)
+        ours = (_LoopedMiddleware if wrapped else _OneStepMiddleware)(response_format)
         ours.plan.check_tools(list(tools or ()))
         stack = [*stack, ours]
-        if any(has_model_hooks(m) for m in middleware):
-            # Their hooks run between our model step and LangChain's edge, and
-            # the `jump_to` our step writes lasts only one graph step; ahead of
-            # theirs, the router ends answered turns and clears stale answers.
+        if routed:
+            # Their hooks run between our step and LangChain's edge, past which our
+            # `jump_to` does not last; the router also ends answered turns first.
             stack.insert(0, ours.retry_router())
     extra: dict[str, Any] = {}
     if transformers is not None:

@@ -4,7 +4,8 @@ With other middleware that has model hooks, the retry router runs first among th
 `before_model` hooks: it ends a turn whose answer is in once the ordinary tools
 called beside it have run, and clears an earlier turn's answer when a new run
 starts. Also here: the error objects a run keeps between its steps belong to one
-branch of a thread, and are let go when the run fails.
+branch of a thread, and are let go when the run fails; and a turn whose failure
+another middleware answers ends with no answer, as in LangChain.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent as langchain_create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelCallLimitMiddleware
+from langchain.agents.middleware import (
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+)
+from langchain.agents.structured_output import ProviderStrategy as LangChainProviderStrategy
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -190,3 +196,38 @@ def test_a_failed_run_lets_go_of_the_errors_it_kept() -> None:
     assert [e.attempt for e in caught.value.errors] == [1, 2, 3]
     assert all(e.ai_message is not None for e in caught.value.errors)
     assert structured._errors._runs == {}
+
+
+@pytest.mark.parametrize("routed", [False, True], ids=["alone", "with-router"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+async def test_a_failure_another_middleware_answers_leaves_no_answer_as_in_langchain(
+    asynchronous: bool, routed: bool
+) -> None:
+    # ModelRetryMiddleware turns the last failure into an AI message by default:
+    # the turn ends normally, and its state must say there is no answer. (Beside
+    # LangChain's ToolStrategy that message sends the agent back to the model
+    # without end, so LangChain's side uses its ProviderStrategy.)
+    states = []
+    for make, strategy, reply in (
+        (create_agent, ToolStrategy(Contact, max_retries=0), BAD),
+        (langchain_create_agent, LangChainProviderStrategy(Contact), AIMessage("prose")),
+    ):
+        model = ScriptedChatModel(responses=[reply] * 3)
+        middleware: list[Any] = [ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)]
+        if routed:  # a middleware with model hooks: our retry router comes too
+            middleware.append(ModelCallLimitMiddleware(run_limit=5))
+        agent = make(model, response_format=strategy, middleware=middleware)
+        ask = {"messages": [("user", "Who?")]}
+        states.append(await agent.ainvoke(ask) if asynchronous else agent.invoke(ask))
+    ours, theirs = states
+    assert theirs["structured_response"] is None
+    assert ours["structured_response"] is None
+    assert ours["structured_output_report"] is None
+    assert ours["messages"][-1].content.startswith("Model call failed after 3 attempts")
+
+
+def test_alone_our_agent_answers_in_one_graph_step() -> None:
+    model = ScriptedChatModel(responses=[answer("ada")])
+    agent = create_agent(model, response_format=ToolStrategy(Contact))
+    steps = [step for step in agent.stream({"messages": [("user", "Who?")]}, stream_mode="updates")]
+    assert [list(step) for step in steps] == [["model"]]

@@ -1,0 +1,136 @@
+"""Our run-time errors are LangChain's standard model errors where the event is the same.
+
+A refusal is LangChain's `ModelRefusalError` and a request refused on every route
+is its `ModelInvalidRequestError`, on every face, sync and async. The provider
+clients' own tests are in `tests/integration/providers/test_langchain_errors.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import ModelRetryMiddleware
+from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from pydantic import BaseModel
+
+from langchain_structx import (
+    AutoStrategy,
+    ProviderRejectedError,
+    StructuredOutputRefusal,
+    ToolStrategy,
+    create_agent,
+    with_structured_output,
+)
+from langchain_structx.nodes import structured_output_node
+from langchain_structx.testing import ScriptedChatModel, tool_call
+
+ASK = {"messages": [("user", "Who is it?")]}
+
+
+class Contact(BaseModel):
+    name: str
+
+
+class State(MessagesState):
+    structured_response: Any
+
+
+class BadRequest(Exception):
+    status_code = 400
+
+
+def refusal() -> AIMessage:
+    return AIMessage("", additional_kwargs={"refusal": "I can't share that."})
+
+
+def answer() -> AIMessage:
+    return AIMessage("", tool_calls=[tool_call("Contact", {"name": "Ada"}, id="c1")])
+
+
+def node_graph(model: ScriptedChatModel, strategy: Any) -> Any:
+    graph = StateGraph(State)
+    graph.add_node("extract", structured_output_node(model, strategy))
+    graph.add_edge(START, "extract")
+    return graph.compile()
+
+
+FACES = {
+    "agent": lambda model, strategy: create_agent(model, response_format=strategy),
+    "node": node_graph,
+    "runnable": lambda model, strategy: with_structured_output(model, strategy),
+}
+
+
+async def run(face: str, model: ScriptedChatModel, strategy: Any, asynchronous: bool) -> Any:
+    runnable = FACES[face](model, strategy)
+    given = "Who is it?" if face == "runnable" else ASK
+    if asynchronous:
+        return await runnable.ainvoke(given)
+    return runnable.invoke(given)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("face", sorted(FACES))
+async def test_a_refusal_is_langchain_model_refusal_error(face: str, asynchronous: bool) -> None:
+    model = ScriptedChatModel(responses=[refusal(), answer()])
+    with pytest.raises(ModelRefusalError) as info:
+        await run(face, model, ToolStrategy(Contact), asynchronous)
+    error = info.value
+    assert isinstance(error, StructuredOutputRefusal)
+    assert error.raw_message is error.ai_message
+    assert error.raw_message is not None
+    assert error.raw_message.additional_kwargs["refusal"] == "I can't share that."
+    assert error.is_retryable is False
+    assert len(model.calls) == 1
+
+
+def test_naming_langchain_refusal_type_in_handle_errors_retries_it() -> None:
+    model = ScriptedChatModel(responses=[refusal(), answer()])
+    strategy = ToolStrategy(Contact, handle_errors=ModelRefusalError)
+    result = create_agent(model, response_format=strategy).invoke(ASK)
+    assert result["structured_response"] == Contact(name="Ada")
+    assert len(model.calls) == 2
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+async def test_model_retry_middleware_leaves_a_refusal_alone(asynchronous: bool) -> None:
+    model = ScriptedChatModel(responses=[refusal(), answer(), answer()])
+    retry = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    agent = create_agent(model, response_format=ToolStrategy(Contact), middleware=[retry])
+    with pytest.raises(StructuredOutputRefusal):
+        if asynchronous:
+            await agent.ainvoke(ASK)
+        else:
+            agent.invoke(ASK)
+    assert len(model.calls) == 1
+
+
+def rejection() -> BadRequest:
+    return BadRequest("response_format, tools and tool_choice are not supported")
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("face", sorted(FACES))
+async def test_every_route_refused_is_langchain_invalid_request_error(
+    face: str, asynchronous: bool
+) -> None:
+    model = ScriptedChatModel(responses=[rejection() for _ in range(6)])
+    with pytest.raises(ModelInvalidRequestError) as info:
+        await run(face, model, AutoStrategy(Contact), asynchronous)
+    assert isinstance(info.value, ProviderRejectedError)
+    assert info.value.is_retryable is False
+    assert isinstance(info.value.__cause__, BadRequest)
+
+
+def test_model_retry_middleware_does_not_run_refused_routes_again() -> None:
+    counts = []
+    for middleware in ([], [ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)]):
+        model = ScriptedChatModel(responses=[rejection() for _ in range(12)])
+        agent = create_agent(model, response_format=AutoStrategy(Contact), middleware=middleware)
+        with pytest.raises(ProviderRejectedError):
+            agent.invoke(ASK)
+        counts.append(len(model.calls))
+    assert counts[0] == counts[1] == 3
