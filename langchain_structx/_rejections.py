@@ -215,17 +215,24 @@ def _status(error: BaseException) -> int | None:
 
 
 def finished_reply(error: BaseException) -> Any:
-    """The reply an SDK exception stands for, as an `AIMessage`, or None.
+    """The reply an exception stands for, as an `AIMessage`, or None.
 
     The `openai` SDK parses a `response_format` answer itself and raises
     `LengthFinishReasonError` / `ContentFilterFinishReasonError` instead of
     returning it; the completion is on the exception. As a message with its
     finish reason, it takes the same path as any cut-off or filtered answer.
+    LangChain's `ModelRefusalError` (raised by its `ModelRefusalMiddleware`, for
+    one, when it runs inside ours) carries the refusing reply as `raw_message`:
+    that reply is judged as our own refusal, under the strategy's policy.
     """
+    from langchain_core.messages import AIMessage
+
     names = {cls.__name__ for cls in type(error).__mro__}
+    if "ModelRefusalError" in names:
+        raw = getattr(error, "raw_message", None)
+        return raw if isinstance(raw, AIMessage) else None
     if not names & {"LengthFinishReasonError", "ContentFilterFinishReasonError"}:
         return None
-    from langchain_core.messages import AIMessage
 
     reason = "length" if "LengthFinishReasonError" in names else "content_filter"
     completion = getattr(error, "completion", None)

@@ -1,7 +1,8 @@
 """Our run-time errors are LangChain's standard model errors where the event is the same.
 
 A refusal is LangChain's `ModelRefusalError` and a request refused on every route
-is its `ModelInvalidRequestError`, on every face, sync and async. The provider
+is its `ModelInvalidRequestError`, on every face, sync and async; and LangChain's
+refusal error raised inside ours is judged as our refusal. The provider
 clients' own tests are in `tests/integration/providers/test_langchain_errors.py`.
 """
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import ModelRetryMiddleware
+from langchain.agents import create_agent as langchain_create_agent
+from langchain.agents.middleware import ModelRefusalMiddleware, ModelRetryMiddleware
 from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
@@ -19,6 +21,7 @@ from pydantic import BaseModel
 from langchain_structx import (
     AutoStrategy,
     ProviderRejectedError,
+    StructuredOutputMiddleware,
     StructuredOutputRefusal,
     ToolStrategy,
     create_agent,
@@ -134,3 +137,29 @@ def test_model_retry_middleware_does_not_run_refused_routes_again() -> None:
             agent.invoke(ASK)
         counts.append(len(model.calls))
     assert counts[0] == counts[1] == 3
+
+
+def inner_refusal_agent(strategy: ToolStrategy[Contact]) -> tuple[Any, ScriptedChatModel]:
+    # LangChain's ModelRefusalMiddleware inside ours raises its own error for a
+    # reply with a standard refusal block; ours reads the reply it carries.
+    standard = AIMessage([{"type": "refusal", "refusal": "No."}])
+    model = ScriptedChatModel(responses=[standard, answer()])
+    middleware = [StructuredOutputMiddleware(strategy), ModelRefusalMiddleware()]
+    return langchain_create_agent(model, middleware=middleware), model
+
+
+def test_a_refusal_error_from_inside_is_judged_as_our_refusal() -> None:
+    agent, model = inner_refusal_agent(ToolStrategy(Contact))
+    with pytest.raises(StructuredOutputRefusal) as info:
+        agent.invoke(ASK)
+    assert info.value.refusal == "No."
+    assert info.value.attempt == 1
+    assert info.value.raw_message is not None
+    assert info.value.raw_message.content == [{"type": "refusal", "refusal": "No."}]
+    assert len(model.calls) == 1
+
+
+def test_a_refusal_error_from_inside_goes_to_handle_errors() -> None:
+    agent, model = inner_refusal_agent(ToolStrategy(Contact, handle_errors=lambda e: "Public."))
+    assert agent.invoke(ASK)["structured_response"] == Contact(name="Ada")
+    assert len(model.calls) == 2
