@@ -261,7 +261,7 @@ class _LoopedMiddleware(StructuredOutputMiddleware[ResponseT]):
 
 
 class _OneStepMiddleware(_LoopedMiddleware[ResponseT]):
-    """Alone in wrapping the model call: no `before_agent` step (one graph step a turn)."""
+    """Where nothing else wraps the model call, or the router writes the keys: no `before_agent`."""
 
     before_agent = AgentMiddleware.before_agent  # type: ignore[assignment]
     abefore_agent = AgentMiddleware.abefore_agent  # type: ignore[assignment]
