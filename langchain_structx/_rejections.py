@@ -67,10 +67,15 @@ def is_rejection(
     names the response format, output config, schema or tools, an HTTP 500 to a
     native-format request (llama.cpp's server answers an unsupported format so),
     and Workers AI's "JSON Mode couldn't be met". A 400 that names one of the
-    user's own tools is about that tool: asking another way would not help.
+    user's own tools is about that tool: asking another way would not help. Nor
+    is a conversation too long for the model (LangChain's `ContextOverflowError`,
+    which the official clients raise), whatever its wording names: it goes out
+    unchanged, for the caller or a middleware that shortens the history.
     """
     if isinstance(error, NotImplementedError):
         return True
+    if _overflows(error):
+        return False
     text = error_text(error)
     lowered = text.lower()
     if "json mode couldn't be met" in lowered:
@@ -144,6 +149,14 @@ def is_lasting(
     if strategy == "tool" and _NO_TOOLS.search(text):
         return True
     return any(word in lowered for word in _LASTING_WORDS) or _names_any(text, ours)
+
+
+def _overflows(error: BaseException) -> bool:
+    # By name, as `finished_reply` reads LangChain's errors: no import on this path.
+    return any(
+        "ContextOverflowError" in {cls.__name__ for cls in type(link).__mro__}
+        for link in _chain(error)
+    )
 
 
 def _names_any(text: str, names: frozenset[str]) -> bool:

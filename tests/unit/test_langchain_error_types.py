@@ -1,8 +1,9 @@
 """Our run-time errors are LangChain's standard model errors where the event is the same.
 
 A refusal is LangChain's `ModelRefusalError` and a request refused on every route
-is its `ModelInvalidRequestError`, on every face, sync and async; and LangChain's
-refusal error raised inside ours is judged as our refusal. The provider
+is its `ModelInvalidRequestError`, on every face, sync and async; LangChain's
+refusal error raised inside ours is judged as our refusal; and its
+`ContextOverflowError` is never read as a refusal of our request. The provider
 clients' own tests are in `tests/integration/providers/test_langchain_errors.py`.
 """
 
@@ -13,13 +14,18 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents.middleware import ModelRefusalMiddleware, ModelRetryMiddleware
-from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
+from langchain_core.exceptions import (
+    ContextOverflowError,
+    ModelInvalidRequestError,
+    ModelRefusalError,
+)
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 from langchain_structx import (
     AutoStrategy,
+    FallbackMemory,
     ProviderRejectedError,
     StructuredOutputMiddleware,
     StructuredOutputRefusal,
@@ -163,3 +169,45 @@ def test_a_refusal_error_from_inside_goes_to_handle_errors() -> None:
     agent, model = inner_refusal_agent(ToolStrategy(Contact, handle_errors=lambda e: "Public."))
     assert agent.invoke(ASK)["structured_response"] == Contact(name="Ada")
     assert len(model.calls) == 2
+
+
+class Overflow(BadRequest, ContextOverflowError):
+    """A client's context-overflow 400, worded as if it named our request."""
+
+
+def overflow() -> Overflow:
+    return Overflow("9000 tokens in the messages and the tools, over the 8192 of the model")
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("face", sorted(FACES))
+async def test_a_context_overflow_goes_out_unchanged_without_a_fallback(
+    face: str, asynchronous: bool
+) -> None:
+    # Every route would overflow alike: the caller (or a middleware that shortens
+    # the history) gets the client's error after one request.
+    model = ScriptedChatModel(responses=[overflow(), answer(), answer()])
+    with pytest.raises(Overflow):
+        await run(face, model, AutoStrategy(Contact), asynchronous)
+    assert len(model.calls) == 1
+
+
+def test_a_context_overflow_is_not_remembered_as_a_refusal() -> None:
+    memory = FallbackMemory()
+    model = ScriptedChatModel(responses=[overflow(), answer()])
+    with pytest.raises(Overflow):
+        with_structured_output(model, AutoStrategy(Contact), fallback_memory=memory).invoke("x")
+    raw = with_structured_output(
+        model, AutoStrategy(Contact), fallback_memory=memory, include_raw=True
+    ).invoke("Who is it?")
+    assert raw["parsed"] == Contact(name="Ada")
+    report = raw["raw"].response_metadata["structured_output_report"]
+    assert (report["strategy"], report["fallbacks"]) == ("tool", [])
+
+
+def test_a_context_overflow_naming_the_tool_choice_is_not_asked_again_unforced() -> None:
+    # A refused forced choice is asked again unforced; an overflow is no such refusal.
+    model = ScriptedChatModel(responses=[Overflow("tool_choice: prompt is too long"), answer()])
+    with pytest.raises(Overflow):
+        with_structured_output(model, ToolStrategy(Contact)).invoke("Who is it?")
+    assert len(model.calls) == 1

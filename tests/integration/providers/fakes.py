@@ -55,10 +55,10 @@ def object_parameters(name: Any, schema: Any, field: str) -> list[str]:
     return [f"tool {name}: {field} must be a JSON Schema of type 'object', got {kind!r}"]
 
 
-def openai_error(message: str) -> dict[str, Any]:
+def openai_error(message: str, code: str | None = None) -> dict[str, Any]:
     """OpenAI's error body for a refused request (Chat Completions and Responses alike)."""
     return {
-        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}
     }
 
 
@@ -132,8 +132,8 @@ class FakeOpenAI(FakeProvider):
     def streams(self, path: str, body: dict[str, Any]) -> bool:
         return bool(body.get("stream"))
 
-    def error(self, status: int, message: str) -> Any:
-        return openai_error(message)
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
+        return openai_error(message, code)
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         tools = {
@@ -334,7 +334,7 @@ class FakeAnthropic(FakeProvider):
     def streams(self, path: str, body: dict[str, Any]) -> bool:
         return bool(body.get("stream"))
 
-    def error(self, status: int, message: str) -> Any:
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
         return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
@@ -493,7 +493,7 @@ class FakeGemini(FakeProvider):
     def streams(self, path: str, body: dict[str, Any]) -> bool:
         return ":streamGenerateContent" in path
 
-    def error(self, status: int, message: str) -> Any:
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
         return {"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}}
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:

@@ -126,8 +126,8 @@ class FakeOpenAIResponses(FakeProvider):
     def streams(self, path: str, body: dict[str, Any]) -> bool:
         return bool(body.get("stream"))
 
-    def error(self, status: int, message: str) -> Any:
-        return openai_error(message)
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
+        return openai_error(message, code)
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         tools = {t["name"]: t.get("parameters") or {} for t in body.get("tools") or []}

@@ -4,7 +4,9 @@ LangChain's chat models raise `ModelRefusalError` from `with_structured_output`
 when the model refuses, and classify a request the provider refuses (HTTP 400) as
 `ModelInvalidRequestError`; its `ModelRetryMiddleware` retries neither by default.
 Our errors for the same events are those types too, so one `except` clause and
-LangChain's middleware treat both packages alike.
+LangChain's middleware treat both packages alike. A conversation too long for
+the model is the client's own `ContextOverflowError`, and reaches the caller
+as it is, after one request.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from typing import Any
 
 import pytest
 from langchain.agents.middleware import ModelRefusalMiddleware, ModelRetryMiddleware
-from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
+from langchain_core.exceptions import (
+    ContextOverflowError,
+    ModelInvalidRequestError,
+    ModelRefusalError,
+)
 from pydantic import BaseModel
 
 from langchain_structx import (
@@ -130,3 +136,41 @@ def test_a_request_refused_on_every_route_is_langchain_invalid_request_error() -
     # Provider, tool, prompted with JSON mode, then prompted without it.
     assert alone == 4
     assert beside_retry == alone  # not run again: the same request would be refused again
+
+
+# Each provider's answer to a prompt over the model's context window: OpenAI's
+# (code `context_length_exceeded`, Chat Completions and Responses alike; its
+# newer models word it so), Anthropic's "prompt is too long", Gemini's token
+# count over the limit.
+_OPENAI_OVERFLOW = (
+    400,
+    "Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in"
+    " 301234 tokens. Please reduce the length of the messages.",
+    "context_length_exceeded",
+)
+OVERFLOWS: dict[str, tuple[int, str] | tuple[int, str, str]] = {
+    "openai": _OPENAI_OVERFLOW,
+    "openai_responses": _OPENAI_OVERFLOW,
+    "anthropic": (400, "prompt is too long: 213456 tokens > 200000 maximum"),
+    "gemini": (
+        400,
+        "The input token count (1213456) exceeds the maximum number of tokens allowed (1048576).",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_context_overflow_reaches_the_caller_as_the_clients_own_error(provider: str) -> None:
+    with fake(provider, lambda ask: Reply(reject=OVERFLOWS[provider])) as server:
+        model = client(provider, server)
+        with pytest.raises(ContextOverflowError) as theirs:
+            model.with_structured_output(Parcel).invoke("Describe the parcel.")
+        with pytest.raises(ContextOverflowError) as ours:
+            with_structured_output(model, AutoStrategy(Parcel)).invoke("Describe the parcel.")
+        with pytest.raises(ContextOverflowError) as agent:
+            create_agent(model, response_format=Parcel, middleware=[_retry()]).invoke(ASK)
+    # The client's own error, not one of ours around it: a middleware that
+    # shortens the history catches it as it would without us.
+    assert type(ours.value) is type(agent.value) is type(theirs.value)
+    assert len(server.requests) == 3  # one each: no other route is tried
+    assert server.violations == []

@@ -50,14 +50,15 @@ class Reply:
         text: Text content.
         calls: Tool calls as (name, arguments).
         stop: Why it stopped: finished, out of tokens, or refused.
-        reject: A (status, message) error the server answers instead.
+        reject: A (status, message) error the server answers instead, or
+            (status, message, code) where the provider's body has a code field.
         reason: The provider's own stop reason, when not the one `stop` implies.
     """
 
     text: str = ""
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     stop: Stop = "stop"
-    reject: tuple[int, str] | None = None
+    reject: tuple[int, str] | tuple[int, str, str] | None = None
     reason: str | None = None
 
 
@@ -115,8 +116,8 @@ class FakeProvider:
         """Whether the client asked for server-sent events."""
         raise NotImplementedError
 
-    def error(self, status: int, message: str) -> Any:
-        """The provider's error body."""
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
+        """The provider's error body; `code` is for providers whose body has one."""
         raise NotImplementedError
 
     def render(self, reply: Reply, ask: Ask, stream: bool) -> Rendered:

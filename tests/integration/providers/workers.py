@@ -131,7 +131,7 @@ class FakeWorkersAI(FakeProvider):
     def streams(self, path: str, body: dict[str, Any]) -> bool:
         return bool(body.get("stream"))
 
-    def error(self, status: int, message: str) -> Any:
+    def error(self, status: int, message: str, code: str | None = None) -> Any:
         code = 5006 if status == 400 else status
         return {"result": None, "success": False, "errors": [{"code": code, "message": message}]}
 
