@@ -132,8 +132,9 @@ class FakeWorkersAI(FakeProvider):
         return bool(body.get("stream"))
 
     def error(self, status: int, message: str, code: str | None = None) -> Any:
-        code = 5006 if status == 400 else status
-        return {"result": None, "success": False, "errors": [{"code": code, "message": message}]}
+        # Workers AI's body carries its own numeric code; a given string code has no place in it.
+        number = 5006 if status == 400 else status
+        return {"result": None, "success": False, "errors": [{"code": number, "message": message}]}
 
     def ask(self, path: str, body: dict[str, Any]) -> Ask:
         route, model = self.route(path, body)
