@@ -17,7 +17,6 @@ budget, and remembered like a rejection.
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +26,8 @@ from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableBinding, ensure_config
 
+from langchain_structx._identity import model_identity as model_identity
+from langchain_structx._identity import settings_identity as settings_identity
 from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
 from langchain_structx._rejections import is_rejection as is_rejection
@@ -34,15 +35,6 @@ from langchain_structx._rejections import refuses_tool_choice as refuses_tool_ch
 from langchain_structx.dialects import Dialect
 from langchain_structx.errors import FailureKind
 from langchain_structx.strategies import ANSWERING, StrategyName
-
-_CREDENTIAL_ATTRS = (
-    "openai_api_key",
-    "anthropic_api_key",
-    "google_api_key",
-    "api_key",
-    "xai_api_key",
-)
-
 
 try:
     from langchain.chat_models.base import _ConfigurableModel
@@ -74,39 +66,6 @@ def chosen_model(model: Any) -> Any:
     return built
 
 
-def model_identity(model: Any) -> str:
-    """A stable identity for a model: its class, name, endpoint and credentials.
-
-    Credentials are reduced to a short hash, so two tenants' clients of the same
-    endpoint stay apart without the secret being stored.
-
-    Examples:
-        >>> class M:
-        ...     model_name = "m1"
-        >>> model_identity(M())
-        'M:m1:'
-    """
-    name = _first_attr(model, ("model_name", "model", "model_id", "deployment_name"))
-    endpoint = _first_attr(model, ("openai_api_base", "base_url", "endpoint", "api_base"))
-    identity = f"{type(model).__name__}:{name}:{endpoint}"
-    secret = _credential(model)
-    if secret is None:
-        return identity
-    digest = hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()[:16]
-    return f"{identity}:key-{digest}"
-
-
-def _credential(model: Any) -> str | None:
-    for attr in _CREDENTIAL_ATTRS:
-        value = getattr(model, attr, None)
-        reveal = getattr(value, "get_secret_value", None)
-        if callable(reveal):
-            value = reveal()
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def tool_names(tools: Iterable[Any]) -> frozenset[str]:
     """Names of tools given as `BaseTool`s, OpenAI-format dicts or functions.
 
@@ -124,14 +83,6 @@ def tool_names(tools: Iterable[Any]) -> frozenset[str]:
         if isinstance(name, str):
             found.add(name)
     return frozenset(found)
-
-
-def _first_attr(model: Any, names: Iterable[str]) -> str:
-    for name in names:
-        value = getattr(model, name, None)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def supported_strategies(model: Any, tools: Sequence[Any] = ()) -> frozenset[StrategyName]:

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 from langchain_structx import with_structured_output
-from langchain_structx._capabilities import FallbackMemory, model_identity
+from langchain_structx._capabilities import FallbackMemory, model_identity, settings_identity
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.nodes import structured_output_node
 from langchain_structx.strategies import AutoStrategy, ToolStrategy
@@ -127,6 +127,28 @@ def test_another_model_is_still_forced() -> None:
     assert [call.tool_choice for call in plain.calls] == ["Contact"]
 
 
+class CompatibleClient(ScriptedChatModel):
+    """A client of an OpenAI-compatible server, whose thinking mode is switched per client."""
+
+    extra_body: dict[str, Any] | None = None
+
+
+def test_a_client_that_does_not_think_is_still_forced_beside_one_that_does() -> None:
+    # Same model, endpoint and key; only the thinking switch differs.
+    memory = FallbackMemory()
+    thinking_body = {"chat_template_kwargs": {"enable_thinking": True}}
+    thinking = CompatibleClient(extra_body=thinking_body, responses=[refused(), ANSWER])
+    plain = CompatibleClient(responses=[ANSWER])
+    again = CompatibleClient(extra_body=dict(thinking_body), responses=[ANSWER])
+    for model in (thinking, plain, again):
+        with_structured_output(model, ToolStrategy(Contact), fallback_memory=memory).invoke("Ada?")
+
+    assert [call.tool_choice for call in thinking.calls] == ["Contact", None]
+    assert [call.tool_choice for call in plain.calls] == ["Contact"]
+    assert [call.tool_choice for call in again.calls] == [None]
+    assert model_identity(thinking) == model_identity(plain)
+
+
 def test_a_chosen_tool_strategy_raises_the_second_refusal() -> None:
     second = refused()
     model = ScriptedChatModel(responses=[refused(), second])
@@ -176,3 +198,41 @@ def test_a_remembered_setting_expires_and_is_kept_apart_from_rejections() -> Non
     memory.remember_setting("m", "json_mode")
     memory.forget("m")
     assert memory.refused_settings("m") == frozenset() and memory.rejected("m") == frozenset()
+
+
+def test_the_official_clients_thinking_switches_set_their_settings_apart() -> None:
+    from langchain_anthropic import ChatAnthropic
+    from langchain_google_genai import ChatGoogleGenerativeAI
+    from langchain_openai import ChatOpenAI
+
+    pairs = [
+        (
+            ChatOpenAI(model="qwen3", base_url="http://127.0.0.1:9/v1", api_key="k"),
+            ChatOpenAI(
+                model="qwen3",
+                base_url="http://127.0.0.1:9/v1",
+                api_key="k",
+                extra_body={"chat_template_kwargs": {"enable_thinking": True}},
+            ),
+        ),
+        (
+            ChatOpenAI(model="o4-mini", api_key="k"),
+            ChatOpenAI(model="o4-mini", api_key="k", reasoning_effort="high"),
+        ),
+        (
+            ChatAnthropic(model="claude-sonnet-4-5", api_key="k"),
+            ChatAnthropic(
+                model="claude-sonnet-4-5",
+                api_key="k",
+                thinking={"type": "enabled", "budget_tokens": 1024},
+            ),
+        ),
+        (
+            ChatGoogleGenerativeAI(model="gemini-2.5-flash", google_api_key="k"),
+            ChatGoogleGenerativeAI(model="gemini-2.5-flash", google_api_key="k", thinking_budget=0),
+        ),
+    ]
+    for plain, thinking in pairs:
+        assert model_identity(plain) == model_identity(thinking)
+        assert settings_identity(plain) == model_identity(plain)
+        assert settings_identity(thinking) != settings_identity(plain)
