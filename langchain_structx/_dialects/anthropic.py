@@ -91,7 +91,6 @@ RULES = Rules(
     name="anthropic",
     keep={"string": frozenset({"pattern", "format"}), "array": frozenset({"minItems"})},
     formats=FORMATS,
-    all_required=False,
     closed_objects=True,
     refs="acyclic",
     type_lists=False,

@@ -81,6 +81,10 @@ def _no_limits(_schema: dict[str, Any]) -> None:
 class Rules:
     """One dialect's rules.
 
+    A dialect names only where it departs from the defaults, which are plain JSON
+    Schema's: optional properties, open objects, type lists, `const` and enums of
+    any type are all allowed.
+
     Attributes:
         name: Dialect name used in errors.
         keep: Per JSON type (`string`, `number`, `array`), the constraint keywords
@@ -105,8 +109,8 @@ class Rules:
     name: str
     keep: Mapping[str, frozenset[str]]
     formats: frozenset[str]
-    all_required: bool
-    closed_objects: bool
+    all_required: bool = False
+    closed_objects: bool = False
     refs: RefMode
     string_enums: bool = False
     const: bool = True
