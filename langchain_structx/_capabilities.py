@@ -26,8 +26,8 @@ from langchain.agents import factory as _langchain_factory
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableBinding, ensure_config
 
+from langchain_structx._identity import client_setup as client_setup
 from langchain_structx._identity import model_identity as model_identity
-from langchain_structx._identity import settings_identity as settings_identity
 from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
 from langchain_structx._rejections import is_rejection as is_rejection
@@ -217,22 +217,29 @@ class FallbackMemory:
         """Record that the model `key` rejected `strategy`."""
         self._note(key, strategy)
 
-    def refused_settings(self, key: str) -> frozenset[Setting]:
-        """Settings the model `key` refused, not yet expired.
+    def refused_settings(self, key: str, setup: str = "") -> frozenset[Setting]:
+        """Settings the model `key` refused, not yet expired, for clients set up as `setup`.
+
+        `setup` tells apart clients of one model whose thinking or reasoning
+        settings differ (`client_setup`): one may refuse what the other takes.
 
         Examples:
             >>> memory = FallbackMemory()
             >>> memory.remember_setting("m", "json_mode")
             >>> memory.refused_settings("m"), memory.rejected("m")
             (frozenset({'json_mode'}), frozenset())
+            >>> memory.remember_setting("m", "tool_choice", setup="thinks")
+            >>> memory.refused_settings("m", "thinks"), memory.refused_settings("m")
+            (frozenset({'tool_choice'}), frozenset({'json_mode'}))
         """
-        found = (s.removeprefix(_SETTING) for s in self._live(key) if s.startswith(_SETTING))
+        prefix = f"{_SETTING}{setup}/"
+        found = (s.removeprefix(prefix) for s in self._live(key) if s.startswith(prefix))
         return frozenset(cast("Setting", s) for s in found)
 
-    def remember_setting(self, key: str, setting: Setting) -> None:
-        """Record that the model `key` refused `setting` on a route that works without it."""
+    def remember_setting(self, key: str, setting: Setting, setup: str = "") -> None:
+        """Record that the model `key`, set up as `setup`, refused `setting`."""
         self._holds_settings = True
-        self._note(key, _SETTING + setting)
+        self._note(key, f"{_SETTING}{setup}/{setting}")
 
     def _live(self, key: str) -> list[str]:
         now = self._clock()

@@ -82,7 +82,7 @@ def recall_settings(
     """
     if not memory.holds_settings:
         return
-    refused = memory.refused_settings(caps.settings_identity(model))
+    refused = memory.refused_settings(caps.model_identity(model), caps.client_setup(model))
     if "tool_choice" in refused:
         progress["unforced"] = True
     if "json_mode" in refused and plan.auto:
@@ -129,7 +129,7 @@ def after_rejection(
     setting = _refused_setting(run.plan, spec, error, user_tools)
     if setting is not None:
         run.fallback(strategy, strategy, error)
-        memory.remember_setting(caps.settings_identity(model), setting)
+        memory.remember_setting(caps.model_identity(model), setting, caps.client_setup(model))
         return order
     if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
         raise error

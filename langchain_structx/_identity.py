@@ -1,8 +1,9 @@
 """Who a model is, for what the fallback memory keeps of it.
 
-Two clients share what the memory learnt only when they would send the same
-kind of request to the same place with the same credentials. Credentials and
-settings are reduced to short hashes, so no secret is stored.
+Two clients share what the memory learnt of a model only when they send to the
+same place with the same credentials; refused settings also need the same
+thinking and reasoning settings. Credentials and settings are reduced to short
+hashes, so no secret is stored.
 """
 
 from __future__ import annotations
@@ -54,25 +55,24 @@ def model_identity(model: Any) -> str:
     return f"{identity}:key-{_digest(secret)}"
 
 
-def settings_identity(model: Any) -> str:
-    """`model_identity`, told apart by the client's thinking and reasoning settings.
+def client_setup(model: Any) -> str:
+    """A short hash of the client's thinking and reasoning settings; "" when none is set.
 
-    Refused request settings are kept under it: one client of a model may think
-    (and so refuse a forced tool choice) while another client of the same model,
-    endpoint and key does not.
+    Refused request settings are kept per setup: one client of a model may
+    think (and so refuse a forced tool choice) while another client of the same
+    model, endpoint and key does not.
 
     Examples:
         >>> class M:
         ...     model_name = "m1"
         ...     extra_body = None
-        >>> settings_identity(M())
-        'M:m1:'
+        >>> client_setup(M())
+        ''
         >>> thinking = M()
         >>> thinking.extra_body = {"enable_thinking": True}
-        >>> settings_identity(thinking).startswith("M:m1::settings-")
-        True
+        >>> len(client_setup(thinking))
+        16
     """
-    identity = model_identity(model)
     shown = {}
     for name in _SETTING_ATTRS:
         value = getattr(model, name, None)
@@ -80,12 +80,12 @@ def settings_identity(model: Any) -> str:
         if value is not None and not (isinstance(value, dict) and not value):
             shown[name] = value
     if not shown:
-        return identity
+        return ""
     try:
         text = json.dumps(shown, sort_keys=True, default=repr)
     except (TypeError, ValueError):  # keys of mixed types, or a cycle
         text = repr(shown)
-    return f"{identity}:settings-{_digest(text)}"
+    return _digest(text)
 
 
 def _digest(text: str) -> str:

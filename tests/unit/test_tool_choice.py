@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 from langchain_structx import with_structured_output
-from langchain_structx._capabilities import FallbackMemory, model_identity, settings_identity
+from langchain_structx._capabilities import FallbackMemory, client_setup, model_identity
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.nodes import structured_output_node
 from langchain_structx.strategies import AutoStrategy, ToolStrategy
@@ -147,6 +147,9 @@ def test_a_client_that_does_not_think_is_still_forced_beside_one_that_does() -> 
     assert [call.tool_choice for call in plain.calls] == ["Contact"]
     assert [call.tool_choice for call in again.calls] == [None]
     assert model_identity(thinking) == model_identity(plain)
+    # One model: forgetting it forgets what each of its client setups refused.
+    memory.forget(model_identity(plain))
+    assert memory.refused_settings(model_identity(thinking), client_setup(thinking)) == frozenset()
 
 
 def test_a_chosen_tool_strategy_raises_the_second_refusal() -> None:
@@ -234,5 +237,5 @@ def test_the_official_clients_thinking_switches_set_their_settings_apart() -> No
     ]
     for plain, thinking in pairs:
         assert model_identity(plain) == model_identity(thinking)
-        assert settings_identity(plain) == model_identity(plain)
-        assert settings_identity(thinking) != settings_identity(plain)
+        assert client_setup(plain) == ""
+        assert client_setup(thinking) != ""
