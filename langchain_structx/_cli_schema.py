@@ -17,6 +17,7 @@ item of the kind, and the command prints the list.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import re
@@ -75,7 +76,7 @@ def load_schema(spec: str, *, position: int = 1) -> Any:
     if spec.lstrip().startswith("{"):
         return _json_object(spec, "inline JSON schema")
     path = Path(spec)
-    if path.suffix == ".json" or path.exists():
+    if _names_a_file(path):
         return _json_object(_read_capped(path), f"schema file {spec}")
     if _IMPORT.fullmatch(spec):
         return _import(spec)
@@ -86,6 +87,21 @@ def load_schema(spec: str, *, position: int = 1) -> Any:
         f"--schema {spec!r} is not a .json file, JSON text, module:Class, "
         "or a field list such as 'name, age int'"
     )
+
+
+def _names_a_file(path: Path) -> bool:
+    """Whether a `--schema` is a file: a `.json` name, or anything on disk.
+
+    A text too long to be a file name, such as a long field list, names none.
+    """
+    if path.suffix == ".json":
+        return True
+    try:
+        return path.exists()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise SchemaSpecError(f"cannot read schema file {path}: {exc.strerror or exc}") from None
 
 
 def _read_capped(path: Path) -> str:

@@ -13,7 +13,44 @@ from langchain_structx.errors import UserError
 
 
 class OutputFileError(UserError):
-    """The output file's folder cannot be written to."""
+    """The output file cannot be written: its folder, its name, or a folder in its place."""
+
+
+_TOKEN_BYTES = 6
+TEMPORARY_EXTRA = len(f"..{'0' * 2 * _TOKEN_BYTES}.tmp")
+"""How many characters the temporary file's name adds to the output file's name."""
+
+
+def check_writable(path: str, *, replaced: bool) -> None:
+    """Refuse an output file that could not be written, before any model call.
+
+    Args:
+        path: The `--output` value.
+        replaced: Whether it is written whole through a temporary file
+            (`replace_when_done`), whose longer name must fit too.
+
+    Raises:
+        OutputFileError: When its folder is missing or read-only, its name is
+            too long for the file system, or it names a folder.
+    """
+    target = Path(path).resolve()  # where a symlink leads, as the writers open it
+    folder = target.parent
+    if not folder.is_dir():
+        raise OutputFileError(f"cannot write output file {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise OutputFileError(f"cannot write output file {path}: folder {folder} is not writable")
+    extra = TEMPORARY_EXTRA if replaced else 0
+    if len(os.fsencode(target.name)) + extra > _name_max(folder):
+        raise OutputFileError(f"cannot write output file {path}: its name is too long")
+    if target.is_dir():
+        raise OutputFileError(f"cannot write output file {path}: it is a folder")
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or no answer
+        return 255
 
 
 def same_file(first: str, second: str) -> bool:
@@ -36,7 +73,7 @@ def replace_when_done(path: str) -> Iterator[IO[str]]:
         OutputFileError: When the folder cannot be written to.
     """
     target = Path(path).resolve()  # a symlinked output is written where it leads
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(_TOKEN_BYTES)}.tmp")
     try:
         out = open(temporary, "x", encoding="utf-8")
     except OSError as exc:

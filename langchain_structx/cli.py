@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Any
 
 from pydantic_core import to_jsonable_python
@@ -45,7 +43,7 @@ from langchain_structx._cli_base import (
 from langchain_structx._cli_model import ModelSpec, load_model
 from langchain_structx._cli_schema import MANY_KEY, SchemaSpecError, load_schema, many
 from langchain_structx._cli_schema import variant_count as _variant_count
-from langchain_structx._outfile import replace_when_done, same_file
+from langchain_structx._outfile import check_writable, replace_when_done, same_file
 from langchain_structx._remote import RemoteExtractor, RemoteSettings
 from langchain_structx._version import __version__
 from langchain_structx.errors import StructuredOutputFailure, UserError
@@ -243,7 +241,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise CliError("--base-url needs an init_chat_model --model, such as openai:NAME")
     _check_batch_args(args)
     if args.output:
-        _check_writable(args.output)
+        check_writable(args.output, replaced=not args.batch)
 
 
 def _check_batch_args(args: argparse.Namespace) -> None:
@@ -262,14 +260,6 @@ def _check_batch_args(args: argparse.Namespace) -> None:
         raise CliError("choose --resume (continue) or --overwrite (start again), not both")
     if args.output and same_file(args.batch, args.output):
         raise CliError(f"--output {args.output} is the --batch file; choose another output file")
-
-
-def _check_writable(path: str) -> None:
-    folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        raise CliError(f"cannot write output file {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise CliError(f"cannot write output file {path}: folder {folder} is not writable")
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -323,6 +323,39 @@ def test_unwritable_output_folder_is_a_usage_error_before_any_model_call(
     assert not output.parent.exists()
 
 
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("problem", ["it is a folder", "its name is too long"])
+def test_an_output_that_cannot_be_written_is_a_usage_error_before_any_model_call(
+    problem: str,
+    batch: bool,
+    schema_file: Path,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("kept")
+    # One result is written through a temporary file whose name is longer still,
+    # so 250 bytes are too many for it, though the file system allows 255.
+    long_name = tmp_path / ("o" * (295 if batch else 245) + ".json")
+    output = folder if problem == "it is a folder" else long_name
+    code = cli.main(_output_args(schema_file, tmp_path, str(output), batch=batch))
+
+    assert code == cli.EXIT_USAGE
+    assert capsys.readouterr().err.strip().endswith(problem)
+    assert scripted.calls == []
+    assert [p.name for p in folder.iterdir()] == ["kept.txt"]
+
+
+def _output_args(schema_file: Path, tmp_path: Path, output: str, *, batch: bool) -> list[str]:
+    if not batch:
+        return ["extract", "--schema", str(schema_file), "--output", output, "Ada"]
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('"Ada"\n')
+    return _batch_args(schema_file, inputs, output)
+
+
 def test_infinite_value_is_a_failure_not_printed_as_infinity(
     scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -47,6 +47,28 @@ def test_a_field_list_schema_is_sent_and_validated(
     assert "email" in sent["properties"] and "email" not in sent.get("required", [])
 
 
+def test_a_field_list_longer_than_a_file_name_is_read_as_fields(
+    scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Field descriptions soon make a list longer than a file name may be (255 bytes).
+    described = {
+        "name": "the full name of the person as it is written in the text",
+        "email": "the main email address at which the person can be reached",
+        "company": "the company the person works for as the text names it",
+        "city": "the city where the person lives or works without the country",
+    }
+    spec = ", ".join(f"{field}: {text}" for field, text in described.items())
+    answer = {"name": "Ada", "email": "ada@example.org", "company": "Acme", "city": "Oslo"}
+    scripted.reset([json.dumps(answer)])
+
+    code, out, err = _run(["--schema", spec, "Ada of Acme, Oslo, ada@example.org"], capsys)
+
+    assert len(spec.encode()) > 255
+    assert (code, out, err) == (cli.EXIT_OK, answer, "")
+    sent = scripted.calls[0].response_format["json_schema"]["schema"]
+    assert {k: v["description"] for k, v in sent["properties"].items()} == described
+
+
 def test_a_field_list_value_of_the_wrong_type_fails(
     scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
