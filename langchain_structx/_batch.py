@@ -133,7 +133,7 @@ def parse_record(line: str, number: int) -> Record:
     """
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
         value = line
     if isinstance(value, dict):
         ident = value.get("id")
@@ -194,7 +194,7 @@ def done_ids(path: str, records: list[Record]) -> set[str]:
 def _result_key(line: str) -> str | None:
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "id" not in value:
         return None

@@ -204,7 +204,7 @@ def _echo_reply(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
     if call.tools:
         try:
             args = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
             args = None
         if isinstance(args, dict):
             name = call.tools[0]["function"]["name"]

@@ -147,7 +147,7 @@ def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
             return None
     if not isinstance(args, dict):
         return None
@@ -157,7 +157,7 @@ def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
 def _loads(text: str) -> Any:
     try:
         return json.loads(_FENCE.sub("", text.strip()))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

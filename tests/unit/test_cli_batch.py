@@ -20,6 +20,8 @@ from langchain_structx._batch import (
 )
 from langchain_structx.testing import ScriptedChatModel
 
+DEEP = "[" * 5000 + "]" * 5000
+
 
 @pytest.mark.parametrize(
     ("line", "ident", "text", "problem"),
@@ -36,6 +38,8 @@ from langchain_structx.testing import ScriptedChatModel
         ('{"text": "  "}', 3, None, "the record's text is empty"),
         ('""', 3, None, "the record's text is empty"),
         ("null", 3, None, "the record's text is null"),
+        # Nested past what the JSON reader can follow: read as text, like any non-JSON line.
+        (DEEP, 3, DEEP, ""),
     ],
 )
 def test_each_kind_of_line(line: str, ident: object, text: str | None, problem: str) -> None:
@@ -80,7 +84,7 @@ def test_resume_cuts_a_partial_last_line_and_returns_the_finished_ids(tmp_path: 
     assert out.read_bytes() == b'{"id": 1, "output": {}}\n{"id": 2, "error": {}}\n'
 
 
-@pytest.mark.parametrize("line", ["not json", '["id"]', '{"output": {}}', '{"id": 9}'])
+@pytest.mark.parametrize("line", ["not json", '["id"]', '{"output": {}}', '{"id": 9}', DEEP])
 def test_resume_refuses_lines_that_are_not_results_of_the_batch(line: str, tmp_path: Path) -> None:
     batch = tmp_path / "in.jsonl"
     batch.write_text('"a"\n')

@@ -56,6 +56,18 @@ def test_a_hopeless_text_ends_with_the_error_after_every_retry() -> None:
     assert len(model.calls) == 3
 
 
+def test_a_text_nested_too_deeply_to_read_is_an_error_output_not_a_crash() -> None:
+    # The offline graph's stand-in model reads the text as a tool call's arguments
+    # when it can; text nested past what JSON can be read to is just text.
+    app = build_extraction_graph(echo_model)
+    deep = "[" * 5000 + "]" * 5000
+
+    out = app.invoke({"text": deep, "schema": CITY, "strategy": "tool", "max_retries": 0})
+
+    assert out["structured_response"] is None
+    assert out["structured_output_error"]["type"] == "StructuredOutputRetryError"
+
+
 @pytest.mark.parametrize(
     ("request_", "message"),
     [

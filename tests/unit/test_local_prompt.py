@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_structx.local._messages import with_shape, with_tools
+from langchain_structx.local._messages import detect_calls, forced_message, with_shape, with_tools
 
 CONTACT = {
     "title": "Contact",
@@ -62,3 +62,16 @@ def test_a_forced_choice_among_tools_asks_to_choose_by_description() -> None:
     assert "first decide which description fits" in forced[0]["content"]
     assert "decide" not in single[0]["content"]
     assert "decide" not in optional[0]["content"]
+
+
+DEEP = "[" * 5000 + "]" * 5000
+TOOLS = [{"type": "function", "function": {"name": "City", "parameters": {"type": "object"}}}]
+
+
+def test_model_text_nested_too_deeply_to_read_is_no_tool_call() -> None:
+    wrapped = '{"name": "City", "arguments": "' + DEEP + '"}'
+    assert detect_calls(DEEP, TOOLS) == []
+    assert detect_calls(wrapped, TOOLS) == []
+    forced = forced_message(DEEP, "stop")
+    assert forced.tool_calls == []
+    assert [c["error"] for c in forced.invalid_tool_calls] == ["output is not JSON"]
