@@ -154,10 +154,13 @@ def build_extraction_graph(
         text = state.get("text")
         if not isinstance(text, str):
             raise UserError("text must be a string")
+        system = state.get("system", DEFAULT_SYSTEM_PROMPT)
+        if not isinstance(system, str):
+            raise UserError("system must be a string")
         node = structured_output_node(
             model_for_run() if model_for_run else model,  # type: ignore[arg-type]
             request_strategy(state),
-            system_prompt=state.get("system", DEFAULT_SYSTEM_PROMPT),
+            system_prompt=system,
             record_messages=False,
             fallback_memory=memory,
         )

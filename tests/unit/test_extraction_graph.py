@@ -83,12 +83,16 @@ def test_requests_are_checked_as_untrusted_input(request_: Any, message: str) ->
         request_strategy(request_)
 
 
-def test_a_bad_request_is_an_error_output_not_a_crash() -> None:
+@pytest.mark.parametrize(
+    ("field", "value"), [("max_retries", 10**6), ("text", 7), ("system", 7.5), ("system", None)]
+)
+def test_a_bad_request_is_an_error_output_not_a_crash(field: str, value: Any) -> None:
     app = build_extraction_graph(echo_model)
 
-    out = app.invoke({"text": "x", "schema": CITY, "max_retries": 10**6})
+    out = app.invoke({"text": "x", "schema": CITY, field: value})
 
     assert out["structured_output_error"]["type"] == "UserError"
+    assert out["structured_output_error"]["message"].startswith(field)
 
 
 def _batch(tmp_path: Path) -> list[str]:
