@@ -145,7 +145,8 @@ def _call_in_text(plan: Plan, at: Stamp, restores: Restores) -> Found | Failed |
     except JSONParseError:
         return None
     call = parsed.value
-    if not isinstance(call, dict) or call.get("name") not in plan.tool_names:
+    name = call.get("name") if isinstance(call, dict) else None
+    if not isinstance(name, str) or name not in plan.tool_names:  # a list is no name
         return None
     args = next((call[k] for k in _ARGUMENT_KEYS if k in call), None)
     if isinstance(args, str):
@@ -155,8 +156,8 @@ def _call_in_text(plan: Plan, at: Stamp, restores: Restores) -> Found | Failed |
             return None
     if not isinstance(args, dict):
         return None
-    note = Repair("tool_call_in_text", f"read the {call['name']} call the model wrote as text")
-    return _decode_args(plan, call["name"], args, at, (*parsed.repairs, note), restores)
+    note = Repair("tool_call_in_text", f"read the {name} call the model wrote as text")
+    return _decode_args(plan, name, args, at, (*parsed.repairs, note), restores)
 
 
 def _from_broken_call(

@@ -141,7 +141,8 @@ def _new_call_id() -> str:
 
 
 def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
-    if not isinstance(obj, dict) or obj.get("name") not in names:
+    name = obj.get("name") if isinstance(obj, dict) else None
+    if not isinstance(name, str) or name not in names:  # a list is no name
         return None
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
@@ -151,7 +152,7 @@ def _call_from(obj: Any, names: set[str]) -> ToolCall | None:
             return None
     if not isinstance(args, dict):
         return None
-    return ToolCall(name=str(obj["name"]), args=args, id=_new_call_id(), type="tool_call")
+    return ToolCall(name=name, args=args, id=_new_call_id(), type="tool_call")
 
 
 def _loads(text: str) -> Any:

@@ -419,6 +419,9 @@ def test_a_structured_call_written_as_text_is_read_without_a_retry():
         '{"name": "Unknown", "arguments": {"name": "Ada", "age": 36}}',
         '{"name": "Contact", "arguments": "not json at all {"}',
         '{"name": "Contact"}',
+        # A name that is no string (it cannot even be looked up in a set).
+        '{"name": ["Contact"], "arguments": {"name": "Ada", "age": 36}}',
+        '{"name": {"a": 1}, "arguments": {}}',
         "just prose",
     ],
 )

@@ -68,6 +68,12 @@ DEEP = "[" * 5000 + "]" * 5000
 TOOLS = [{"type": "function", "function": {"name": "City", "parameters": {"type": "object"}}}]
 
 
+def test_model_text_naming_a_tool_with_no_string_is_no_tool_call() -> None:
+    assert detect_calls('{"name": ["City"], "arguments": {}}', TOOLS) == []
+    assert detect_calls('{"name": {"City": 1}, "arguments": {}}', TOOLS) == []
+    assert [c["name"] for c in detect_calls('{"name": "City", "arguments": {}}', TOOLS)] == ["City"]
+
+
 def test_model_text_nested_too_deeply_to_read_is_no_tool_call() -> None:
     wrapped = '{"name": "City", "arguments": "' + DEEP + '"}'
     assert detect_calls(DEEP, TOOLS) == []
