@@ -33,17 +33,26 @@ def check_writable(path: str, *, replaced: bool) -> None:
         OutputFileError: When its folder is missing or read-only, its name is
             too long for the file system, or it names a folder.
     """
-    target = Path(path).resolve()  # where a symlink leads, as the writers open it
+    try:
+        problem = _unwritable(Path(path).resolve(), replaced)  # resolved as the writers open it
+    except OSError as exc:  # such as a folder in the path whose name is too long
+        problem = exc.strerror or str(exc)
+    if problem:
+        raise OutputFileError(f"cannot write output file {path}: {problem}")
+
+
+def _unwritable(target: Path, replaced: bool) -> str | None:
     folder = target.parent
     if not folder.is_dir():
-        raise OutputFileError(f"cannot write output file {path}: folder {folder} does not exist")
+        return f"folder {folder} does not exist"
     if not os.access(folder, os.W_OK):
-        raise OutputFileError(f"cannot write output file {path}: folder {folder} is not writable")
+        return f"folder {folder} is not writable"
     extra = TEMPORARY_EXTRA if replaced else 0
     if len(os.fsencode(target.name)) + extra > _name_max(folder):
-        raise OutputFileError(f"cannot write output file {path}: its name is too long")
+        return "its name is too long"
     if target.is_dir():
-        raise OutputFileError(f"cannot write output file {path}: it is a folder")
+        return "it is a folder"
+    return None
 
 
 def _name_max(folder: Path) -> int:

@@ -324,7 +324,9 @@ def test_unwritable_output_folder_is_a_usage_error_before_any_model_call(
 
 
 @pytest.mark.parametrize("batch", [False, True])
-@pytest.mark.parametrize("problem", ["it is a folder", "its name is too long"])
+@pytest.mark.parametrize(
+    "problem", ["it is a folder", "its name is too long", "File name too long"]
+)
 def test_an_output_that_cannot_be_written_is_a_usage_error_before_any_model_call(
     problem: str,
     batch: bool,
@@ -339,7 +341,10 @@ def test_an_output_that_cannot_be_written_is_a_usage_error_before_any_model_call
     # One result is written through a temporary file whose name is longer still,
     # so 250 bytes are too many for it, though the file system allows 255.
     long_name = tmp_path / ("o" * (295 if batch else 245) + ".json")
-    output = folder if problem == "it is a folder" else long_name
+    in_long_folder = tmp_path / ("o" * 300) / "out.json"  # the system's own words
+    output = {"it is a folder": folder, "its name is too long": long_name}.get(
+        problem, in_long_folder
+    )
     code = cli.main(_output_args(schema_file, tmp_path, str(output), batch=batch))
 
     assert code == cli.EXIT_USAGE
