@@ -13,7 +13,6 @@ here is iterative and bounded, so it can run first on a value nobody trusts:
 - `offline_registry` and `check_references` (from `_references`, kept here for
   the validator) resolve a schema's references once, with no way to fetch a
   document from anywhere.
-- `call_with_deep_stack` runs a deep validation on a thread with room to recurse.
 """
 
 from __future__ import annotations
@@ -21,36 +20,18 @@ from __future__ import annotations
 import functools
 import math
 import reprlib
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from langchain_structx._exceptions import ValidationIssue
 from langchain_structx._references import check_references as check_references
 from langchain_structx._references import offline_registry as offline_registry
 from langchain_structx.limits import Limits
 
-T = TypeVar("T")
-
 Path = tuple[str | int, ...]
 
 _Link = tuple[str | int, Any] | None
 """A path kept as (last step, parent link) so that no tuple is built per node."""
-
-SHALLOW_DEPTH = 48
-"""Values nested up to this depth validate on the caller's stack (if the schema is simple)."""
-
-_FRAMES_PER_LEVEL = 64
-"""Generous count of Python frames jsonschema spends on one level of nesting."""
-
-_FRAMES_PER_STEP = 3
-"""Generous count of frames per subschema applied in place (jsonschema spends two)."""
-
-_SHALLOW_FRAMES = 600
-"""Most frames a validation may be expected to need on the caller's stack."""
-
-_DEEP_STACK_BYTES = 256 * 1024 * 1024
 
 _LEAVES = (str, int, float, bool, type(None))
 
@@ -141,6 +122,8 @@ def _scan(
     """
     used = 0
     is_object = isinstance(node, dict)
+    # An integer of this many bits or fewer is within the digit limit (as in `too_many_digits`).
+    bits = 3 * limits.max_integer_digits
     for key, item in node.items() if is_object else enumerate(node):
         if is_object:
             if not isinstance(key, str):
@@ -150,7 +133,7 @@ def _scan(
             used += len(item)
         elif isinstance(item, _CONTAINERS):
             stack.append((item, (key, link), depth + 1))
-        elif isinstance(item, (int, float)):
+        elif isinstance(item, float) or (isinstance(item, int) and item.bit_length() > bits):
             problem = _leaf_problem(item, limits)
             if problem is not None:
                 return ValidationIssue(_materialise((key, link)), problem), used
@@ -327,73 +310,3 @@ def cap_issues(issues: list[ValidationIssue], total: int, limits: Limits) -> lis
         return issues
     shown = issues[: limits.max_issues - 1]
     return [*shown, ValidationIssue((), f"... and {total - len(shown)} more problems")]
-
-
-_stack_lock = threading.Lock()
-_deep_calls = 0
-_saved_limit = 0
-
-
-def call_with_deep_stack(function: Callable[[], T], depth: int, steps: int = 0) -> T:
-    """Run `function`, on a thread with a large stack when it may recurse deeply.
-
-    Args:
-        function: The validation to run.
-        depth: How deeply the value is nested.
-        steps: The longest run of subschemas the schema applies in place to one
-            part of a value (`_references.check_references`); each level of the
-            value may cost that many more frames.
-
-    The interpreter's recursion limit is process-wide, so it is raised while any
-    deep call runs and put back when the last one ends; the large stack is what
-    makes the higher limit safe.
-    """
-    per_level = _FRAMES_PER_STEP * (steps + 2)
-    if depth <= SHALLOW_DEPTH and (depth + 1) * per_level <= _SHALLOW_FRAMES:
-        return function()
-    frames = (depth + 1) * max(_FRAMES_PER_LEVEL, per_level)
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function()
-        except BaseException as exc:  # re-raised on the caller's thread
-            outcome["error"] = exc
-
-    _raise_recursion_limit(sys.getrecursionlimit() + frames)
-    try:
-        _start_and_join(run)
-    finally:
-        _restore_recursion_limit()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]  # type: ignore[no-any-return]
-
-
-def _start_and_join(run: Callable[[], None]) -> None:
-    with _stack_lock:
-        previous = threading.stack_size(_DEEP_STACK_BYTES)
-        try:
-            worker = threading.Thread(target=run, name="structx-deep-validation")
-            worker.start()
-        finally:
-            threading.stack_size(previous)
-    worker.join()
-
-
-def _raise_recursion_limit(wanted: int) -> None:
-    global _deep_calls, _saved_limit
-    with _stack_lock:
-        if _deep_calls == 0:
-            _saved_limit = sys.getrecursionlimit()
-        _deep_calls += 1
-        if wanted > sys.getrecursionlimit():
-            sys.setrecursionlimit(wanted)
-
-
-def _restore_recursion_limit() -> None:
-    global _deep_calls
-    with _stack_lock:
-        _deep_calls -= 1
-        if _deep_calls == 0:
-            sys.setrecursionlimit(_saved_limit)

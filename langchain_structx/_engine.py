@@ -24,8 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
 
 from langchain_structx import _capabilities as caps
-from langchain_structx import _fallback, _feedback
-from langchain_structx import _quirks as quirks
+from langchain_structx import _decide, _fallback, _feedback
 from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import interpret
@@ -40,7 +39,7 @@ REASON_CHARS = 200
 """Longest provider message quoted in a fallback record."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallModel:
     """Step: call the model with the request extended by `spec` and `history`."""
 
@@ -54,6 +53,8 @@ class CallModel:
 
 
 Step: TypeAlias = CallModel | Invoke
+
+_SHOWN: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -91,6 +92,8 @@ class _Run:
     history: list[BaseMessage] = field(default_factory=list)
 
     def add_usage(self, message: AIMessage) -> UsageMetadata:
+        if message.usage_metadata is None:
+            return as_usage(self.progress["usage"])
         usage = add_usage(as_usage(self.progress["usage"]), message.usage_metadata)
         self.progress["usage"] = as_tokens(usage)
         return usage
@@ -121,8 +124,11 @@ class _Run:
     def finish(
         self, strategy: StrategyName, found: Found, messages: list[BaseMessage]
     ) -> RunResult:
-        limit = self.plan.limits.max_feedback_chars
-        self.progress["repairs"].extend(clip(f"{r.kind}: {r.detail}", limit) for r in found.repairs)
+        if found.repairs:
+            limit = self.plan.limits.max_feedback_chars
+            self.progress["repairs"].extend(
+                clip(f"{r.kind}: {r.detail}", limit) for r in found.repairs
+            )
         report: StructuredReport = {
             "strategy": strategy,
             "variant": found.variant,
@@ -201,31 +207,24 @@ def attempt_loop(
     Raises:
         UserError: When a user tool is named like a variant.
     """
-    plan.check_tools(tools)
-    model = caps.chosen_model(model)
+    route = _decide.route(plan, model, tools)
+    model, user_tools, declared = route.model, route.user_tools, route.declared
     memory = memory if memory is not None else caps.FallbackMemory()
-    user_tools = caps.tool_names(tools)
     # The state's dict is never changed in place: the run works on its own copy.
     progress = copy.deepcopy(progress) if progress else new_progress()
     progress["retry"] = False
     _fallback.recall_settings(plan, progress, memory, model)
     run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
     order = _fallback.initial_order(plan, model, memory, tools, progress)
-    native = caps.model_dialect(model)
-    declared = plan.tool_names | user_tools
     while True:
         strategy = order[0]
         try:
-            dialect = plan.strict_dialect(native)
-            spec = plan.call_spec(
+            spec = route.spec(
+                plan,
                 strategy,
-                dialect=dialect,
-                native=native,
-                alone=not user_tools,
                 json_mode=not progress.get("without_json_mode", False),
-                forced=not progress.get("unforced", False) and quirks.forces_tools(model),
+                unforced=progress.get("unforced", False),
             )
-            spec = quirks.for_model(spec, model)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fallback.fall_back(run, order, exc)
@@ -235,7 +234,7 @@ def attempt_loop(
             tuple(run.history),
             run.progress["attempts"] + 1,
             plan.limits.offload_chars,
-            frozenset(progress.get("hidden") or ()),
+            frozenset(hidden) if (hidden := progress.get("hidden")) else _SHOWN,
         )
         try:
             message = yield step

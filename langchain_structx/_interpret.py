@@ -18,7 +18,7 @@ from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._match import CallIds, Failed, Found, Stamp, decode_output, validate
 from langchain_structx._parse import Parsed, Repair, parse_json
 from langchain_structx._plan import CallSpec, Plan, Restorer
-from langchain_structx._stops import is_truncated, refusal_text
+from langchain_structx._stops import LENGTH_REASONS, refusal_text, stop_reason
 from langchain_structx.errors import (
     AttemptError,
     InvalidOutputError,
@@ -35,7 +35,7 @@ Restores = Mapping[str, Restorer]
 """Per structured tool, how its arguments come back to the variant's shape."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Interpretation:
     """What one AI message amounts to.
 
@@ -64,8 +64,9 @@ def interpret(
     their names, else None) and one names one of them; otherwise they are a
     failed attempt, so a model that keeps inventing tools runs out of retries.
     """
-    at = Stamp(message, attempt, usage)
-    refusal = refusal_text(message)
+    reason = stop_reason(message)
+    at = Stamp(message, attempt, usage, reason in LENGTH_REASONS)
+    refusal = refusal_text(message, reason)
     if refusal is not None:
         return Interpretation(Failed(StructuredOutputRefusal(refusal, **at.fields())))
     if spec.strategy == "tool":
@@ -107,17 +108,17 @@ def _stray(plan: Plan, spec: CallSpec, at: Stamp, outcome: Failed | None) -> Fai
 
 
 def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation:
-    names = plan.tool_names
-    valid = [c for c in at.message.tool_calls if c["name"] in names]
-    broken = [c for c in at.message.invalid_tool_calls if c.get("name") in names]
-    ordinary = any(c["name"] not in names for c in at.message.tool_calls)
-    ids = tuple((c.get("id") or "", c.get("name") or "") for c in [*valid, *broken])
+    names, calls, invalid = plan.tool_names, at.message.tool_calls, at.message.invalid_tool_calls
+    valid = [c for c in calls if c["name"] in names]
+    broken = [c for c in invalid if c.get("name") in names] if invalid else []
+    ordinary = len(valid) < len(calls)
+    ids = tuple([(c.get("id") or "", c.get("name") or "") for c in [*valid, *broken]])
     if len(ids) > 1:
         error = MultipleOutputsError([name for _, name in ids], **at.fields())
         return Interpretation(Failed(error, ids), ordinary)
     if valid:
         call = valid[0]
-        if is_truncated(at.message):
+        if at.truncated:
             # Clients merge streamed arguments leniently (and Anthropic hands back
             # a cut-off call as it stands): a call can look whole when it is not.
             cut = f"The call to '{call['name']}' was cut off by the token limit."
@@ -176,7 +177,7 @@ def _from_broken_call(
 
 
 def _missing(plan: Plan, at: Stamp) -> AttemptError:
-    if is_truncated(at.message):
+    if at.truncated:
         return TruncatedOutputError(
             "The model ran out of tokens before calling a structured-output tool.",
             **at.fields(),
@@ -193,7 +194,7 @@ def _from_text(plan: Plan, at: Stamp, restore: Restorer | None) -> Found | Faile
     text = at.message.text
     name = plan.output_name()
     if not text.strip():
-        if is_truncated(at.message):
+        if at.truncated:
             return Failed(TruncatedOutputError("The answer was cut off.", **at.fields()))
         return Failed(
             MissingOutputError("The answer was empty; reply with the JSON object.", **at.fields())
@@ -227,7 +228,7 @@ def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
 
 
 def _parse_failure(name: str, exc: JSONParseError, at: Stamp) -> AttemptError:
-    if isinstance(exc, TruncatedJSONError) or is_truncated(at.message):
+    if isinstance(exc, TruncatedJSONError) or at.truncated:
         cut = f"The output for '{name}' was cut off before the JSON was complete: {exc}"
         return TruncatedOutputError(cut, **at.fields())
     return InvalidOutputError(name, exc, **at.fields())

@@ -32,20 +32,22 @@ CallIds = tuple[tuple[str, str], ...]
 """`(id, name)` of each structured tool call in a reply."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Stamp:
     """The context every failure of one reply is created with."""
 
     message: AIMessage
     attempt: int = 1
     usage: UsageMetadata | None = None
+    truncated: bool = False
+    """Whether the reply stopped because the model ran out of tokens."""
 
     def fields(self) -> dict[str, Any]:
         """Keyword arguments for a run-time failure's constructor."""
         return {"ai_message": self.message, "attempt": self.attempt, "usage": self.usage}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Found:
     """A validated structured answer.
 

@@ -7,9 +7,9 @@ that ask the model for structured output. Nothing here calls a model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from langchain_structx import _prompt
 from langchain_structx import strategies as st
@@ -24,6 +24,8 @@ from langchain_structx._schema import SchemaSet, Variant
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, UserError
 from langchain_structx.limits import Limits
+
+T = TypeVar("T")
 
 
 class Restorer(Protocol):
@@ -266,22 +268,22 @@ class Plan:
 
     def instructions(self) -> str:
         """The prompted strategy's system-prompt text, rendered once per plan."""
-        found = self._built.get("instructions")
-        if found is None:
-            shapes = [(v.name, v.description, v.json_schema) for v in self.schemas.variants]
-            found = self._built["instructions"] = _prompt.instructions(
-                shapes, envelope=self.schemas.is_union
-            )
-        return cast("str", found)
+        variants, union = self.schemas.variants, self.schemas.is_union
+        shapes = ((v.name, v.description, v.json_schema) for v in variants)
+        return self.memo("instructions", lambda: _prompt.instructions(list(shapes), envelope=union))
 
     def output_schema(self) -> dict[str, Any]:
         """The JSON schema of the whole answer: the variant, or the union envelope."""
         if not self.schemas.is_union:
             return self.schemas.variants[0].json_schema
-        found = self._built.get("envelope")
+        return self.memo("envelope", lambda: envelope_schema(self.schemas.variants))
+
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """`build()`, computed on first use and kept with the plan under `key`."""
+        found = self._built.get(key)
         if found is None:
-            found = self._built["envelope"] = envelope_schema(self.schemas.variants)
-        return cast("dict[str, Any]", found)
+            found = self._built.setdefault(key, build())
+        return cast("T", found)
 
     def output_name(self) -> str:
         """Name sent with the provider's response format."""

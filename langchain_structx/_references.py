@@ -14,7 +14,7 @@ way is found here, once, when a validator is built:
   whatever the value, so a run longer than `MAX_REFERENCE_CHAIN`, or one that loops
   back on itself and would never end, is refused.
 - It returns that length, so that a validation runs on a stack sized for it (see
-  `_bounds.call_with_deep_stack`).
+  `_stack.call_with_deep_stack`).
 
 This module imports no other module of the package but the exceptions and `_clip`.
 """

@@ -28,7 +28,6 @@ from pydantic.errors import PydanticUserError
 from referencing.exceptions import Unresolvable
 
 from langchain_structx._bounds import (
-    call_with_deep_stack,
     cap_issues,
     clip,
     clip_path,
@@ -36,6 +35,7 @@ from langchain_structx._bounds import (
     shape_issue,
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
+from langchain_structx._stack import call_with_deep_stack, shallow_depth
 from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -241,9 +241,12 @@ def _typed_description(schema: Any, origin: SchemaOrigin, json_schema: dict[str,
 
 
 def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Limits], Any]:
+    # Pydantic's validator itself: the adapter's method only adds a layer around it.
+    validate_python = adapter.validator.validate_python
+
     def check(data: Any, limits: Limits) -> Any:
         try:
-            return adapter.validate_python(data)
+            return validate_python(data)
         except PydanticValidationError as exc:
             errors = exc.errors(include_url=False)
             issues = [_pydantic_issue(err, limits) for err in errors[: limits.max_issues]]
@@ -274,6 +277,7 @@ def _guarded(
     `steps` is the longest run of subschemas the schema applies in place, which
     the stack of a validation must make room for on every level of the value.
     """
+    shallow = shallow_depth(steps)
 
     def guarded(data: Any, limits: Limits) -> Any:
         issue, depth = shape_issue(data, limits)
@@ -281,7 +285,9 @@ def _guarded(
             path = clip_path(issue.path, limits.max_value_chars)
             raise OutputValidationError(name, [ValidationIssue(path, issue.message)])
         try:
-            return call_with_deep_stack(lambda: check(data, limits), depth, steps)
+            if depth <= shallow:
+                return check(data, limits)
+            return call_with_deep_stack(check, data, limits, depth=depth, steps=steps)
         except OutputValidationError:
             raise
         except _UNCHECKABLE as exc:

@@ -24,8 +24,13 @@ REFUSAL_REASONS = frozenset(
 )
 
 
-def refusal_text(message: AIMessage) -> str | None:
-    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason."""
+def refusal_text(message: AIMessage, reason: str | None) -> str | None:
+    """The model's refusal: OpenAI's field, a refusal block, or a refusal stop reason.
+
+    Args:
+        message: The reply.
+        reason: Its `stop_reason`, read once by the caller.
+    """
     refusal = message.additional_kwargs.get("refusal")
     if refusal:
         return str(refusal)
@@ -33,16 +38,10 @@ def refusal_text(message: AIMessage) -> str | None:
         for block in message.content:
             if isinstance(block, Mapping) and block.get("type") == "refusal":
                 return str(block.get("refusal") or block.get("text") or "")
-    reason = stop_reason(message)
     if reason in REFUSAL_REASONS:
         metadata = message.response_metadata
         return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
     return None
-
-
-def is_truncated(message: AIMessage) -> bool:
-    """Whether the model stopped because it ran out of tokens."""
-    return stop_reason(message) in LENGTH_REASONS
 
 
 def stop_reason(message: AIMessage) -> str | None:

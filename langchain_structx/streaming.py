@@ -316,8 +316,10 @@ class EventSink:
         # A graph run nobody observes has a callback manager with no handlers,
         # and its children inherit none (a tracer switched on for the run would
         # already be among them).
-        self.observed = self.active or not (
-            isinstance(callbacks, BaseCallbackManager) and not handlers
+        self.observed = (
+            self.writer is not None
+            or bool(streams_events)
+            or not (isinstance(callbacks, BaseCallbackManager) and not handlers)
         )
         """Whether anything of the run's model calls is seen: events, traces or
         LangGraph's message stream. When nothing is, labelling the calls or
