@@ -21,27 +21,25 @@ import functools
 import math
 import reprlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_structx._exceptions import ValidationIssue
+from langchain_structx._integers import (
+    Link,
+    fits_bits,
+    is_numeral,
+    materialise,
+    may_be_wide,
+    numeral_chars,
+    wide_message,
+)
 from langchain_structx._references import check_references as check_references
 from langchain_structx._references import offline_registry as offline_registry
 from langchain_structx.limits import Limits
 
 Path = tuple[str | int, ...]
 
-_Link = tuple[str | int, Any] | None
-"""A path kept as (last step, parent link) so that no tuple is built per node."""
-
 _LEAVES = (str, int, float, bool, type(None))
-
-
-def _materialise(link: _Link) -> Path:
-    steps: list[str | int] = []
-    while link is not None:
-        steps.append(link[0])
-        link = link[1]
-    return tuple(reversed(steps))
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,79 +63,110 @@ def too_many_digits(number: int, limit: int) -> bool:
 def _leaf_problem(value: Any, limits: Limits) -> str | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) and too_many_digits(value, limits.max_integer_digits):
-        return f"integer has more than {limits.max_integer_digits} digits"
+    if isinstance(value, int):
+        if too_many_digits(value, limits.max_integer_digits):
+            return f"integer has more than {limits.max_integer_digits} digits"
+        if not fits_bits(value, limits.max_integer_bits):
+            return wide_message(limits)
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value!r} is not a JSON number"
     return None
 
 
-def shape_issue(value: Any, limits: Limits) -> tuple[ValidationIssue | None, int]:
-    """Return the first shape problem of `value` (or None) and its deepest nesting.
+class Shape(NamedTuple):
+    """What `shape_issue` finds in a value before any validator sees it."""
+
+    issue: ValidationIssue | None
+    """The first shape problem, or None."""
+    depth: int
+    """The deepest nesting (scalars: 0)."""
+    numerals: bool = False
+    """Whether a string in it may be read as an integer too wide for
+    `Limits.max_integer_bits` (a validator may turn `"1" * 30` into an int)."""
+
+
+def shape_issue(value: Any, limits: Limits) -> Shape:
+    """Find the first shape problem of `value` (or None) and its deepest nesting.
 
     A value arrives parsed when the client read it (tool-call arguments), so its
     size is bounded here: the characters of its strings and object keys count
     against `limits.max_reply_chars`, as the text of a reply does before parsing.
 
     Examples:
-        >>> shape_issue({"a": [1, float("nan")]}, Limits())
-        (ValidationIssue(path=('a', 1), message='nan is not a JSON number'), 2)
-        >>> shape_issue([[[]]], Limits(max_depth=2))[0].message
+        >>> shape_issue({"a": [1, float("nan")]}, Limits()).issue
+        ValidationIssue(path=('a', 1), message='nan is not a JSON number')
+        >>> shape_issue([[[]]], Limits(max_depth=2)).issue.message
         'nested deeper than 2 levels'
-        >>> shape_issue({"a": "x" * 20}, Limits(max_reply_chars=10))[0].message
+        >>> shape_issue({"a": "x" * 20}, Limits(max_reply_chars=10)).issue.message
         'the value holds more than 10 characters'
+        >>> shape_issue({"id": " 1" + "0" * 20}, Limits()).numerals
+        True
     """
     if not isinstance(value, _CONTAINERS):
         problem = _leaf_problem(value, limits)
         if problem is None and isinstance(value, str) and len(value) > limits.max_reply_chars:
             problem = _too_large(limits)
-        return (None if problem is None else ValidationIssue((), problem)), 0
+        numerals = isinstance(value, str) and may_be_wide(value, limits.max_integer_bits)
+        return Shape(None if problem is None else ValidationIssue((), problem), 0, numerals)
     # Only containers go on the stack; scalars are checked where they are met:
     # numbers can be wrong, and strings count towards the size.
-    stack: list[tuple[Any, _Link, int]] = [(value, None, 0)]
-    deepest = 0
+    stack: list[tuple[Any, Link, int]] = [(value, None, 0)]
+    deepest, numerals = 0, False
     room = limits.max_reply_chars
+    wide = numeral_chars(limits.max_integer_bits)
     while stack:
         node, link, depth = stack.pop()
         if depth >= limits.max_depth:
-            return ValidationIssue(_materialise(link), _too_deep(limits)), depth + 1
-        deepest = max(deepest, depth + 1)
-        issue, used = _scan(node, link, depth, stack, limits)
+            return Shape(ValidationIssue(materialise(link), _too_deep(limits)), depth + 1)
+        if depth >= deepest:
+            deepest = depth + 1
+        issue, used, long_numeral = _scan(node, link, depth, stack, limits, wide)
         room -= used
+        numerals = numerals or long_numeral
         if issue is None and room < 0:
             issue = ValidationIssue((), _too_large(limits))
         if issue is not None:
-            return issue, deepest
-    return None, deepest
+            return Shape(issue, deepest)
+    return Shape(None, deepest, numerals)
 
 
 def _scan(
-    node: Any, link: _Link, depth: int, stack: list[tuple[Any, _Link, int]], limits: Limits
-) -> tuple[ValidationIssue | None, int]:
+    node: Any,
+    link: Link,
+    depth: int,
+    stack: list[tuple[Any, Link, int]],
+    limits: Limits,
+    wide: int,
+) -> tuple[ValidationIssue | None, int, bool]:
     """Check one container's keys and scalars and queue its containers.
 
+    `wide` is the length from which a string may be read as a too wide integer.
+
     Returns:
-        The first problem met (or None), and the characters of the keys and
-        strings seen up to there.
+        The first problem met (or None), the characters of the keys and strings
+        seen up to there, and whether one of them may be read as a too wide integer.
     """
-    used = 0
+    used, numerals = 0, False
     is_object = isinstance(node, dict)
-    # An integer of this many bits or fewer is within the digit limit (as in `too_many_digits`).
-    bits = 3 * limits.max_integer_digits
+    # An integer of this many bits or fewer is within both bounds (see `too_many_digits`).
+    bits = min(3 * limits.max_integer_digits, limits.max_integer_bits - 1)
     for key, item in node.items() if is_object else enumerate(node):
         if is_object:
             if not isinstance(key, str):
-                return ValidationIssue(_materialise(link), "object keys must be strings"), used
+                issue = ValidationIssue(materialise(link), "object keys must be strings")
+                return issue, used, numerals
             used += len(key)
+            numerals = numerals or (len(key) >= wide and is_numeral(key))
         if isinstance(item, str):
             used += len(item)
+            numerals = numerals or (len(item) >= wide and is_numeral(item))
         elif isinstance(item, _CONTAINERS):
             stack.append((item, (key, link), depth + 1))
         elif isinstance(item, float) or (isinstance(item, int) and item.bit_length() > bits):
             problem = _leaf_problem(item, limits)
             if problem is not None:
-                return ValidationIssue(_materialise((key, link)), problem), used
-    return None, used
+                return ValidationIssue(materialise((key, link)), problem), used, numerals
+    return None, used, numerals
 
 
 def _too_large(limits: Limits) -> str:
@@ -184,7 +213,7 @@ def schema_shape_problem(
     containers: tuple[type, ...] = (dict, list, tuple) if tuples else (dict, list)
     on_path: set[int] = set()
     # The containers on the current path, each with the children it has left.
-    frames: list[tuple[int, _Link, int, Iterator[tuple[str | int, Any]]]] = []
+    frames: list[tuple[int, Link, int, Iterator[tuple[str | int, Any]]]] = []
     node, link, depth, nodes = schema, None, 0, 0
     while True:
         nodes += 1
@@ -192,7 +221,7 @@ def schema_shape_problem(
             node, depth, nodes, on_path, max_depth, max_nodes, containers
         )
         if problem is not None:
-            return f"{problem} at {ValidationIssue(_materialise(link), '').location}"
+            return f"{problem} at {ValidationIssue(materialise(link), '').location}"
         if isinstance(node, containers):
             on_path.add(id(node))
             frames.append((id(node), link, depth, _children_last_first(node)))
@@ -210,8 +239,8 @@ def _children_last_first(node: Any) -> Iterator[tuple[str | int, Any]]:
 
 
 def _next_child(
-    frames: list[tuple[int, _Link, int, Iterator[tuple[str | int, Any]]]], on_path: set[int]
-) -> tuple[Any, _Link, int] | None:
+    frames: list[tuple[int, Link, int, Iterator[tuple[str | int, Any]]]], on_path: set[int]
+) -> tuple[Any, Link, int] | None:
     """The next value to visit, leaving the containers that have none left."""
     while frames:
         node_id, link, depth, children = frames[-1]

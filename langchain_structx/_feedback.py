@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.ai import UsageMetadata
 
 from langchain_structx._clip import NAME_CHARS, clip
+from langchain_structx._integers import fits_bits
 from langchain_structx._match import Failed, Found
 from langchain_structx._plan import Plan
 from langchain_structx._policy import ErrorPolicy
@@ -158,7 +159,8 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
 
     Some clients parse NaN or an infinity in a reply's tool-call arguments but
     refuse to serialise one (Anthropic's SDK), so the failed reply would break
-    the retry. Such numbers go back as null; the feedback names them. A call to
+    the retry; an integer wider than `limits.max_integer_bits` would break the
+    checkpoint that stores it. Such numbers go back as null; the feedback names them. A call to
     none of the `declared` tools whose name a provider would refuse in a history
     (empty, too long, or with other characters; Gemini documents the rule) goes
     back as `UNNAMED`, like the tool message that answers it.
@@ -199,16 +201,16 @@ def _sendable(name: str, declared: frozenset[str]) -> str:
 
 
 def _finite_copy(value: Any, limits: Limits) -> Any:
-    """`value` with NaN and infinities as None; `value` itself when it holds none.
+    """`value` with NaN, infinities and too wide integers as None; `value` itself without any.
 
     Containers nested deeper than `limits.max_depth` become None too, so the copy
     is bounded whatever the value (even one that contains itself).
 
     Examples:
-        >>> _finite_copy({"a": [1.5, float("nan")], "b": "NaN"}, Limits())
-        {'a': [1.5, None], 'b': 'NaN'}
+        >>> _finite_copy({"a": [1.5, float("nan"), 2**64], "b": "NaN"}, Limits())
+        {'a': [1.5, None, None], 'b': 'NaN'}
     """
-    if not _holds_non_finite(value, limits.max_depth):
+    if not _holds_unstorable(value, limits):
         return value
     if not isinstance(value, _CONTAINERS):
         return None
@@ -217,7 +219,7 @@ def _finite_copy(value: Any, limits: Limits) -> Any:
     while stack:
         source, target, depth = stack.pop()
         for key, item in source.items() if isinstance(source, dict) else enumerate(source):
-            if isinstance(item, float) and not math.isfinite(item):
+            if _unstorable(item, limits.max_integer_bits):
                 item = None
             elif isinstance(item, _CONTAINERS):
                 copy: Any = {} if isinstance(item, dict) else [None] * len(item)
@@ -228,17 +230,24 @@ def _finite_copy(value: Any, limits: Limits) -> Any:
     return root
 
 
-def _holds_non_finite(value: Any, max_depth: int) -> bool:
+def _holds_unstorable(value: Any, limits: Limits) -> bool:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
+        if _unstorable(node, limits.max_integer_bits):
             return True
         if isinstance(node, _CONTAINERS):
-            if depth >= max_depth:
+            if depth >= limits.max_depth:
                 return True  # cut off in the copy
             stack.extend((item, depth + 1) for item in _values(node))
     return False
+
+
+def _unstorable(item: Any, bits: int) -> bool:
+    """A NaN or an infinity, or an integer wider than `bits`."""
+    if isinstance(item, float):
+        return not math.isfinite(item)
+    return isinstance(item, int) and not fits_bits(item, bits)
 
 
 def _values(node: Any) -> Any:

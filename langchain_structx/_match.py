@@ -168,7 +168,7 @@ def validate(
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
     # A value past the bounds (too deep, too long, NaN) is not coerced: turned
     # into a string, it would slip past the very bound that refused it.
-    fixable = plan.strategy.coerce and shape_issue(data, limits)[0] is None
+    fixable = plan.strategy.coerce and shape_issue(data, limits).issue is None
     coerced = coerce(data, variant.json_schema) if fixable else None
     if coerced is None or not coerced.repairs:
         return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)

@@ -25,26 +25,21 @@ import typing_extensions
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.errors import PydanticUserError
-from referencing.exceptions import Unresolvable
 
 from langchain_structx._bounds import (
     cap_issues,
     clip,
     clip_path,
     preview,
-    shape_issue,
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
-from langchain_structx._stack import call_with_deep_stack, shallow_depth
+from langchain_structx._guard import guard
 from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 SchemaOrigin = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
 """Where a variant's schema came from; it decides what a valid output looks like."""
-
-_UNCHECKABLE = (RecursionError, OverflowError, MemoryError, ValueError, Unresolvable)
-"""What a validator may raise on a value it cannot finish checking (not a schema bug)."""
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
@@ -252,7 +247,7 @@ def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Li
             issues = [_pydantic_issue(err, limits) for err in errors[: limits.max_issues]]
             raise OutputValidationError(name, cap_issues(issues, len(errors), limits)) from None
 
-    return _guarded(check, name)
+    return guard(check, name)
 
 
 def _pydantic_issue(err: Mapping[str, Any], limits: Limits) -> ValidationIssue:
@@ -267,34 +262,6 @@ def _pydantic_message(err: Mapping[str, Any], limits: Limits) -> str:
         return "unexpected field"
     message = clip(str(err["msg"]), limits.max_value_chars * 4)
     return f"{message} (got {preview(err.get('input'), limits.max_value_chars)})"
-
-
-def _guarded(
-    check: Callable[[Any, Limits], Any], name: str, steps: int = 0
-) -> Callable[[Any, Limits], Any]:
-    """Wrap a checker so that only a value or an `OutputValidationError` comes out.
-
-    `steps` is the longest run of subschemas the schema applies in place, which
-    the stack of a validation must make room for on every level of the value.
-    """
-    shallow = shallow_depth(steps)
-
-    def guarded(data: Any, limits: Limits) -> Any:
-        issue, depth = shape_issue(data, limits)
-        if issue is not None:
-            path = clip_path(issue.path, limits.max_value_chars)
-            raise OutputValidationError(name, [ValidationIssue(path, issue.message)])
-        try:
-            if depth <= shallow:
-                return check(data, limits)
-            return call_with_deep_stack(check, data, limits, depth=depth, steps=steps)
-        except OutputValidationError:
-            raise
-        except _UNCHECKABLE as exc:
-            reason = f"the value could not be checked ({type(exc).__name__})"
-            raise OutputValidationError(name, [ValidationIssue((), reason)]) from None
-
-    return guarded
 
 
 def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -> Variant:
@@ -320,7 +287,7 @@ def _dict_checker(
             raise OutputValidationError(name, issues)
         return data
 
-    return _guarded(check, name, steps)
+    return guard(check, name, steps)
 
 
 def _clean_name(name: str) -> str:

@@ -27,7 +27,8 @@ class Limits:
     """Resource bounds applied to every reply a strategy reads.
 
     Raises:
-        ValueError: When a bound is not a positive number (checked at construction).
+        ValueError: When a bound is not a positive number, or a count is not a
+            whole number (checked at construction; `1e6` is taken as `1_000_000`).
     """
 
     max_reply_chars: int = 2_000_000
@@ -37,6 +38,12 @@ class Limits:
     """Deepest nesting of objects and arrays accepted in a value."""
     max_integer_digits: int = 1_000
     """Most digits an integer in a reply may have."""
+    max_integer_bits: int = 64
+    """Integers in an answer must lie within what this many bits hold, signed or
+    unsigned: from `-2**(bits - 1)` to `2**bits - 1`. The default is the range
+    LangGraph's checkpoints store (MessagePack's integers); a larger integer in
+    the state fails the run when its checkpoint is written. Raise it where no
+    checkpointer stores the answer."""
     validation_seconds: float = 1.0
     """Total time one validation of one value may take, every regex included;
     running out is a validation failure with its own message."""
@@ -56,6 +63,11 @@ class Limits:
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not number or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"Limits.{spec.name} must be a positive number, got {value!r}")
+            if spec.type == "int" and isinstance(value, float):
+                # Counts slice and shift: a whole float is taken as the count it names.
+                if not value.is_integer():
+                    raise ValueError(f"Limits.{spec.name} must be a whole number, got {value!r}")
+                object.__setattr__(self, spec.name, int(value))
 
 
 DEFAULT_LIMITS = Limits()

@@ -24,6 +24,7 @@ import psycopg
 import pytest
 from checkpoint_graphs import BUILDERS, Contact, config
 from embedded_postgres import EmbeddedPostgres, start_postgres, stop_postgres
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from postgres_workers import (
     RETRIED_USAGE,
@@ -36,6 +37,8 @@ from postgres_workers import (
     sync_saver,
 )
 from psycopg import sql
+
+from langchain_structx.testing import ScriptedChatModel, tool_call
 
 pytestmark = pytest.mark.integration
 
@@ -115,6 +118,29 @@ def test_sync_saver_stores_a_retried_response(flavour: str, database: str) -> No
     assert_retried_contact(as_json(stored.values), flavour, 1)
     assert as_json(result) == as_json(stored.values)
     assert len(history) >= 3  # input, each step, end: every step was checkpointed
+
+
+@pytest.mark.parametrize("flavour", ["agent", "node"])
+def test_a_reply_with_an_integer_too_wide_to_store_is_retried_not_a_crashed_run(
+    flavour: str, database: str
+) -> None:
+    # MessagePack integers hold 64 bits: stored as it came, this reply failed the write.
+    wide = {"name": "Ada", "email": "ada@example.com", "rank": 2**64}
+    replies = [
+        AIMessage("", id="ai-wide", tool_calls=[tool_call("Contact", wide, id="c-wide")]),
+        AIMessage("", id="ai-ok", tool_calls=[tool_call("Contact", {**wide, "rank": 1})]),
+    ]
+    with sync_saver(database) as saver:
+        graph = BUILDERS[flavour](ScriptedChatModel(responses=replies), saver)
+        result = graph.invoke(ask(1), config("w"))
+    with sync_saver(database) as saver:
+        stored = BUILDERS[flavour](ScriptedChatModel(responses=[]), saver).get_state(config("w"))
+    report = result["structured_output_report"]
+    assert (report["attempts"], report["variant"]) == (2, "Contact")
+    assert "at $.rank: integer does not fit in 64 bits" in report["errors"][0]
+    assert stored.values["structured_response"] == Contact(name="Ada", email="ada@example.com")
+    failed = next(m for m in stored.values["messages"] if m.id == "ai-wide")
+    assert failed.tool_calls[0]["args"]["rank"] is None
 
 
 async def run_async(database: str, flavour: str, numbers: range) -> list[dict[str, Any]]:
