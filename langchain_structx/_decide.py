@@ -3,10 +3,13 @@
 Every attempt of every run asks the same questions before it calls the model:
 which model the call will reach, which of the caller's tools clash with ours,
 which names are declared, the provider's dialect, and the request pieces of the
-strategy it runs. The answers depend only on the plan, the model object and the
-caller's tools, so a `Route` holds them, and each plan keeps the routes of the
-models and tool sets it has met (bounded: a caller that makes new tools for
-every call costs a route per call, never unbounded memory).
+strategy it runs. The answers depend only on the plan, the model object (its
+class and identity: its settings are read at every call) and the caller's
+tools, so a `Route` holds them, and each plan keeps the routes of the models
+and tool sets it has met. A route keeps its model and tools alive (so their ids
+are never reused while it is kept), and the routes are bounded: a caller that
+makes a new model or new tools for every call costs a route per call and keeps
+at most `KEPT_ROUTES` of them, never unbounded memory.
 
 What changes from run to run (the fallback memory, the run's progress) is not
 in a route: the attempt loop reads it at every run.
