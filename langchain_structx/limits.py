@@ -34,8 +34,11 @@ class Limits:
     max_reply_chars: int = 2_000_000
     """Longest reply text (or tool-call argument text) that is parsed; a longer one
     is an `InvalidOutputError` without being read."""
-    max_depth: int = 256
-    """Deepest nesting of objects and arrays accepted in a value."""
+    max_depth: int = 128
+    """Deepest nesting of objects and arrays accepted in a value. LangGraph's
+    checkpoints (MessagePack) store at most 255 levels in all, and the state
+    wraps an answer in a few more (a stored reply's arguments sit 5 levels
+    down), so the default leaves room for a state of your own around it."""
     max_integer_digits: int = 1_000
     """Most digits an integer in a reply may have."""
     max_integer_bits: int = 64

@@ -156,7 +156,9 @@ def test_a_deep_valid_answer_is_not_lost_to_its_rendering() -> None:
         responses=[AIMessage("", tool_calls=[tool_call("Node", nested(200))])]
     )
 
-    state = create_agent(model, response_format=ToolStrategy(Node)).invoke(ASK)
+    # Deeper than the default bound, which leaves room for a checkpoint's levels.
+    deep = ToolStrategy(Node, limits=Limits(max_depth=256))
+    state = create_agent(model, response_format=deep).invoke(ASK)
 
     assert isinstance(state["structured_response"], Node)
     reply = state["messages"][-1]

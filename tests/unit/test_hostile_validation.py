@@ -230,7 +230,7 @@ def test_a_valid_value_two_hundred_levels_deep_is_returned(schema: Any) -> None:
     value = _nest(200)
     limit_before = sys.getrecursionlimit()
 
-    result = normalize(schema).variants[0].validate(value)
+    result = normalize(schema).variants[0].validate(value, Limits(max_depth=256))
 
     assert (result == value) if schema is TREE else isinstance(result, Node)
     assert sys.getrecursionlimit() == limit_before
@@ -339,7 +339,7 @@ def test_work_under_any_of_on_a_deep_wide_value_is_bounded_by_the_deadline() -> 
     for _ in range(200):
         value = {"c": value, "s": "y" * 8_000}
 
-    outcome = _outcome(schema, value, Limits(validation_seconds=0.5))
+    outcome = _outcome(schema, value, Limits(validation_seconds=0.5, max_depth=256))
 
     assert outcome.startswith("1 problem with response_format:\n- at $: ")
 

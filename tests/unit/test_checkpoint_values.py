@@ -1,10 +1,11 @@
-"""Integers too wide for a checkpoint: refused as failed attempts, never a crashed run.
+"""Values a checkpoint cannot store: refused as failed attempts, never a crashed run.
 
 LangGraph stores a checkpointed run's state with MessagePack, whose integers hold
-64 bits; an answer (or a stored reply) with a wider one failed the write with a
-bare `TypeError`, so one hostile reply crashed the run. These tests run on
-LangGraph's own in-memory checkpointer, which serialises every write as the
-SQLite and PostgreSQL ones do (the PostgreSQL case is in the integration suite).
+64 bits and whose values nest at most 255 levels; an answer (or a stored reply)
+past either failed the write with a bare `TypeError`, so one hostile reply
+crashed the run. These tests run on LangGraph's own in-memory checkpointer, which
+serialises every write as the SQLite and PostgreSQL ones do (the PostgreSQL case
+is in the integration suite).
 """
 
 from __future__ import annotations
@@ -133,3 +134,39 @@ def test_a_count_given_as_a_whole_float_is_that_count() -> None:
     assert Limits(validation_seconds=0.5).validation_seconds == 0.5  # a time stays a float
     with pytest.raises(ValueError, match="max_issues must be a whole number"):
         Limits(max_issues=2.5)
+
+
+FREE_FORM = {"title": "Tree", "type": "object", "properties": {"x": {}}, "required": ["x"]}
+
+
+def test_a_value_nested_past_what_a_checkpoint_stores_is_a_failed_attempt() -> None:
+    # 253 lists in the arguments: within the old bound (256), past MessagePack's 255
+    # levels once the state wraps the stored reply.
+    deep: Any = "leaf"
+    for _ in range(253):
+        deep = [deep]
+    replies = [
+        AIMessage("", tool_calls=[tool_call("Tree", {"x": deep})]),
+        AIMessage("", tool_calls=[tool_call("Tree", {"x": [[1]]})]),
+    ]
+    agent = checkpointed(ScriptedChatModel(responses=replies), ToolStrategy(FREE_FORM))
+    state = agent.invoke(ASK, THREAD)
+    assert state["structured_response"] == {"x": [[1]]}
+    assert "nested deeper than 128 levels" in state["structured_output_report"]["errors"][0]
+    stored: Any = state["messages"][1].tool_calls[0]["args"]["x"]
+    levels = 1
+    while isinstance(stored, list):
+        stored, levels = stored[0], levels + 1
+    assert (stored, levels) == (None, 128)  # the stored reply is cut at the bound
+
+
+def test_the_deepest_value_the_default_takes_is_stored() -> None:
+    deep: Any = 1
+    for _ in range(127):
+        deep = [deep]
+    agent = checkpointed(
+        ScriptedChatModel(responses=[AIMessage("", tool_calls=[tool_call("Tree", {"x": deep})])]),
+        ToolStrategy(FREE_FORM),
+    )
+    agent.invoke(ASK, THREAD)
+    assert agent.get_state(THREAD).values["structured_response"] == {"x": deep}
