@@ -160,14 +160,15 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
     Some clients parse NaN or an infinity in a reply's tool-call arguments but
     refuse to serialise one (Anthropic's SDK), so the failed reply would break
     the retry; an integer wider than `limits.max_integer_bits` would break the
-    checkpoint that stores it. Such numbers go back as null; the feedback names them. A call to
-    none of the `declared` tools whose name a provider would refuse in a history
-    (empty, too long, or with other characters; Gemini documents the rule) goes
-    back as `UNNAMED`, like the tool message that answers it.
+    checkpoint that stores it. Such numbers go back as null; the feedback names
+    them. A call to none of the `declared` tools whose name a provider would
+    refuse in a history (empty, too long, or with other characters; Gemini
+    documents the rule) goes back as `UNNAMED`, like the tool message that
+    answers it.
     """
     message = portable(message, declared)
     calls = message.tool_calls
-    fixed = [{**call, "args": _finite_copy(call["args"], limits)} for call in calls]
+    fixed = [{**call, "args": _storable_copy(call["args"], limits)} for call in calls]
     if all(new["args"] is old["args"] for new, old in zip(fixed, calls, strict=True)):
         return message
     return message.model_copy(update={"tool_calls": fixed})
@@ -200,14 +201,14 @@ def _sendable(name: str, declared: frozenset[str]) -> str:
     return name if name in declared or _PORTABLE_NAME.fullmatch(name) else UNNAMED
 
 
-def _finite_copy(value: Any, limits: Limits) -> Any:
+def _storable_copy(value: Any, limits: Limits) -> Any:
     """`value` with NaN, infinities and too wide integers as None; `value` itself without any.
 
     Containers nested deeper than `limits.max_depth` become None too, so the copy
     is bounded whatever the value (even one that contains itself).
 
     Examples:
-        >>> _finite_copy({"a": [1.5, float("nan"), 2**64], "b": "NaN"}, Limits())
+        >>> _storable_copy({"a": [1.5, float("nan"), 2**64], "b": "NaN"}, Limits())
         {'a': [1.5, None, None], 'b': 'NaN'}
     """
     if not _holds_unstorable(value, limits):
