@@ -25,7 +25,7 @@ from langchain_structx.limits import Limits
 Checker = Callable[[Any, Limits], Any]
 """Validates a value under limits: the value as the schema makes it, or an error."""
 
-_UNCHECKABLE = (RecursionError, OverflowError, MemoryError, ValueError, Unresolvable)
+UNCHECKABLE = (RecursionError, OverflowError, MemoryError, ValueError, Unresolvable)
 """What a validator may raise on a value it cannot finish checking (not a schema bug)."""
 
 
@@ -53,7 +53,7 @@ def guard(check: Checker, name: str, steps: int = 0) -> Checker:
                     )
             except OutputValidationError:
                 raise
-            except _UNCHECKABLE as exc:
+            except UNCHECKABLE as exc:
                 reason = f"the value could not be checked ({type(exc).__name__})"
                 raise OutputValidationError(name, [ValidationIssue((), reason)]) from None
             # A validator may read a string of digits as an integer too wide to store.

@@ -33,7 +33,7 @@ from langchain_structx._bounds import (
     preview,
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
-from langchain_structx._guard import guard
+from langchain_structx._guard import UNCHECKABLE, guard
 from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -246,8 +246,24 @@ def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Li
             errors = exc.errors(include_url=False)
             issues = [_pydantic_issue(err, limits) for err in errors[: limits.max_issues]]
             raise OutputValidationError(name, cap_issues(issues, len(errors), limits)) from None
+        except UNCHECKABLE:
+            raise
+        except Exception as exc:
+            # The user's own code (a validator, a custom type) failed on a value it
+            # did not expect. LangChain's agent takes whatever its parsing raises
+            # for a wrong answer; so does this, keeping the exception as the cause.
+            issue = ValidationIssue((), _raised(exc, limits.max_value_chars * 4))
+            raise OutputValidationError(name, [issue]) from exc
 
     return guard(check, name)
+
+
+def _raised(exc: Exception, limit: int) -> str:
+    try:
+        detail = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - an exception that cannot say what it is
+        detail = type(exc).__name__
+    return clip(f"a validator raised {detail}", limit)
 
 
 def _pydantic_issue(err: Mapping[str, Any], limits: Limits) -> ValidationIssue:

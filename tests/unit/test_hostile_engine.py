@@ -1,7 +1,8 @@
 """Hostile replies and misuse against the engine, through the public API.
 
 Each test names the finding it covers: A unbounded text, B fallback-memory
-poisoning, C unions and routing, D `handle_errors`, E event-loop stalls.
+poisoning, C unions and routing, D `handle_errors`, E event-loop stalls, F
+exceptions of the user's own validators.
 """
 
 from __future__ import annotations
@@ -588,3 +589,65 @@ async def test_e_the_event_loop_keeps_serving_during_a_large_reply() -> None:
     gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
     assert len(ticks) > 10
     assert max(gaps) < 0.5
+
+
+class Checked(BaseModel):
+    """A model whose own validator fails in ways of its own on some values."""
+
+    name: str
+    age: int
+
+    @field_validator("age")
+    @classmethod
+    def _per_year(cls, age: int) -> int:
+        return 100 // age  # ZeroDivisionError on 0, as a validator with a bug would
+
+
+class Titled(BaseModel):
+    title: str
+
+    @field_validator("title")
+    @classmethod
+    def _keyed(cls, title: str) -> str:
+        return {"a": "A"}[title]  # KeyError on any other title
+
+
+def checked_call(age: int, id: str = "k1") -> AIMessage:
+    return AIMessage("", tool_calls=[tool_call("Checked", {"name": "Ada", "age": age}, id=id)])
+
+
+def test_f_a_validator_raising_any_exception_is_a_failed_attempt() -> None:
+    # LangChain's agent treats whatever its parsing raises as a validation error;
+    # a validator's ZeroDivisionError on a reply must not crash the run.
+    model = ScriptedChatModel(responses=[checked_call(0), checked_call(4, id="k2")])
+
+    result = create_agent(model, response_format=ToolStrategy(Checked)).invoke(ASK)
+
+    assert result["structured_response"].age == 100 // 4
+    report = result["structured_output_report"]
+    assert report["attempts"] == 2
+    assert "ZeroDivisionError" in report["errors"][0]
+    feedback = [m for m in model.calls[1].messages if isinstance(m, ToolMessage)]
+    assert "ZeroDivisionError: integer division or modulo by zero" in feedback[-1].text
+
+
+def test_f_the_validators_own_exception_is_kept_as_the_cause() -> None:
+    model = ScriptedChatModel(responses=[checked_call(0)])
+
+    with pytest.raises(StructuredOutputRetryError) as caught:
+        create_agent(model, response_format=ToolStrategy(Checked, max_retries=0)).invoke(ASK)
+
+    (error,) = caught.value.errors
+    assert isinstance(error.source.__cause__, ZeroDivisionError)
+
+
+def test_f_a_union_variant_whose_validator_raises_is_not_chosen() -> None:
+    # The envelope-free text answer fits both variants by shape; Titled's
+    # validator raises KeyError on it, so Contact is the match, as if Titled
+    # had refused the value with a validation error.
+    model = ScriptedChatModel(responses=['{"name": "Ada", "age": 36, "title": "x"}'])
+    strategy = PromptedStrategy(Titled | Contact, max_retries=0)
+
+    result = create_agent(model, response_format=strategy).invoke(ASK)
+
+    assert result["structured_response"] == Contact(name="Ada", age=36)
