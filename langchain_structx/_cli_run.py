@@ -12,10 +12,11 @@ import argparse
 import asyncio
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from langchain_structx._batch import (
     Progress,
@@ -119,15 +120,31 @@ def _until_done(work: Coroutine[Any, Any, None]) -> None:
     # Not asyncio.run: on Ctrl-C it would wait for model calls still running in
     # worker threads, possibly for ever; the finished lines are already on disk.
     loop = asyncio.new_event_loop()
+    # The kernel may hand Ctrl-C to the thread of a model call rather than to
+    # this one, which waits on the loop: Python would then raise it here only
+    # once something else woke the loop. A handler of the loop's own is woken
+    # at once. (Left alone when SIGINT is ignored, as in a script's background job.)
+    handled = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if handled:
+        try:
+            loop.add_signal_handler(signal.SIGINT, _interrupted)
+        except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
+            handled = False
     try:
         loop.run_until_complete(work)
         loop.run_until_complete(loop.shutdown_asyncgens())
     except KeyboardInterrupt:
-        print("structx: interrupted", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)
+        _interrupted()
     finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
         loop.close()
+
+
+def _interrupted() -> NoReturn:
+    print("structx: interrupted", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[ResultFile, set[str]]:

@@ -4,6 +4,8 @@
 to that object) and reports 15 tokens per call. `CLI_TEST_BLOCK_ON=TEXT` makes
 it hang on that one text, so a test can kill the command at a known record
 (with `CLI_TEST_BLOCKED_FILE=PATH`, it creates that file when it starts to hang);
+`CLI_TEST_INTERRUPT_HERE=1` then has the hanging call's own thread take the
+process's SIGINT, as the kernel may hand a Ctrl-C to any thread of the process;
 `CLI_TEST_DELAY=SECONDS` slows every answer.
 """
 
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import threading
 import time
 from typing import Any
 
@@ -29,6 +33,9 @@ def _reply(messages: list[BaseMessage], call: Any) -> AIMessage:
         if marker:
             with open(marker, "w"):
                 pass
+        if os.environ.get("CLI_TEST_INTERRUPT_HERE"):
+            time.sleep(0.5)  # the main thread is now idle, waiting on its event loop
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
         time.sleep(3600)  # until the test kills the command
     time.sleep(float(os.environ.get("CLI_TEST_DELAY", "0")))
     return AIMessage(text, usage_metadata=dict(USAGE))  # type: ignore[arg-type]

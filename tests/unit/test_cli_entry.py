@@ -208,24 +208,51 @@ def test_exit_4_and_an_error_record_for_each_record_without_text(
 
 
 def test_sigint_is_exit_130_with_one_line(schema: str, tmp_path: Path) -> None:
+    process, blocked = _hanging_batch(schema, tmp_path)
+    # The signal must land mid-run: wait until the model hangs on the record.
+    _wait_for(blocked, process)
+    process.send_signal(signal.SIGINT)
+    _assert_interrupted(process)
+
+
+def test_sigint_taken_by_a_worker_thread_still_ends_the_batch(schema: str, tmp_path: Path) -> None:
+    # The kernel hands a process's SIGINT to any of its threads. Taken by the
+    # thread of a model call that hangs, it used to leave the main thread waiting
+    # on its event loop (with nothing else to wake it) until that call returned.
+    process, _ = _hanging_batch(schema, tmp_path, CLI_TEST_INTERRUPT_HERE="1")
+    _assert_interrupted(process)
+
+
+def _hanging_batch(schema: str, tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], Path]:
     batch = tmp_path / "in.jsonl"
     batch.write_text('"{\\"name\\": \\"A\\"}"\n')
     blocked = tmp_path / "blocked"
+    env = {"CLI_TEST_BLOCK_ON": '{"name": "A"}', "CLI_TEST_BLOCKED_FILE": str(blocked), **env}
     process = subprocess.Popen(
         [STRUCTX or "structx", "extract", "--schema", schema, *ECHO, "--batch", str(batch)],
-        env=_env(CLI_TEST_BLOCK_ON='{"name": "A"}', CLI_TEST_BLOCKED_FILE=str(blocked)),
+        env=_env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    # The signal must land mid-run: wait until the model hangs on the record.
+    return process, blocked
+
+
+def _wait_for(blocked: Path, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 120
     while not blocked.exists():
         assert process.poll() is None, "the command ended before the model was called"
         assert time.monotonic() < deadline, "the model was never called"
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+
+
+def _assert_interrupted(process: subprocess.Popen[str]) -> None:
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()  # never left running
+        process.communicate()
+        raise
     assert process.returncode == cli.EXIT_INTERRUPTED
     assert err.strip().splitlines()[-1] == "structx: interrupted"
     assert "Traceback" not in err
