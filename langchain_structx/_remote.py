@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from langchain_structx._schema import json_value_validator
+from langchain_structx._typeddicts import pydantic_ready
 from langchain_structx.errors import StructxError
 from langchain_structx.report import ERROR_KEY, KIND_KEY, REPORT_KEY, RESPONSE_KEY
 
@@ -67,7 +69,7 @@ def json_schema(schema: Any) -> dict[str, Any]:
     """
     if isinstance(schema, dict):
         return schema
-    return TypeAdapter(schema).json_schema()
+    return TypeAdapter(pydantic_ready(schema)).json_schema()
 
 
 class RemoteExtractor:
@@ -88,7 +90,7 @@ class RemoteExtractor:
         }
         # Python schemas are validated again here, keyed by the name the server reports.
         self._adapters = {
-            str(p.get("title")): TypeAdapter(s)
+            str(p.get("title")): json_value_validator(TypeAdapter(pydantic_ready(s)))
             for s, p in zip(schemas, payloads, strict=True)
             if not isinstance(s, dict)
         }
@@ -147,9 +149,9 @@ class RemoteExtractor:
     def _typed(self, result: dict[str, Any]) -> dict[str, Any]:
         kind = result.get(KIND_KEY)
         value = result[RESPONSE_KEY]
-        adapter = self._adapters.get(str(kind), self._only)
-        if adapter is not None:
-            value = adapter.validate_python(value)
+        validate = self._adapters.get(str(kind), self._only)
+        if validate is not None:
+            value = validate(value)
         return {RESPONSE_KEY: value, KIND_KEY: kind, REPORT_KEY: result.get(REPORT_KEY)}
 
     async def aclose(self) -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import sys
 import types
-import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
@@ -34,6 +34,7 @@ from langchain_structx._bounds import (
 )
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._guard import UNCHECKABLE, guard
+from langchain_structx._typeddicts import pydantic_ready
 from langchain_structx._unions import split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -206,7 +207,7 @@ def _unsupported_because(schema: Any) -> str:
 
 def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Variant:
     try:
-        target = _pydantic_ready(schema) if origin == "typeddict" else schema
+        target = pydantic_ready(schema) if origin == "typeddict" else schema
         adapter: TypeAdapter[Any] = TypeAdapter(target)
         json_schema = adapter.json_schema()
     except (PydanticUserError, NameError) as exc:
@@ -235,13 +236,59 @@ def _typed_description(schema: Any, origin: SchemaOrigin, json_schema: dict[str,
     return str(described).strip() if described else (schema.__doc__ or "").strip()
 
 
-def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Limits], Any]:
-    # Pydantic's validator itself: the adapter's method only adds a layer around it.
+def json_value_validator(adapter: TypeAdapter[Any]) -> Callable[[Any], Any]:
+    """Pydantic's validation of a value parsed from JSON, as Pydantic defines it for JSON.
+
+    Python mode and JSON mode differ only for strict types: in Python mode they want
+    the Python object itself (a `date`, an `Enum` member, a tuple, the dataclass),
+    which no reply can hold; in JSON mode they take what JSON says for it, and stay
+    strict (`"1"` is still no integer). So a schema that is strict anywhere is checked
+    on the value written back as JSON, unless the value is not JSON at all.
+
+    Examples:
+        >>> import datetime
+        >>> from pydantic import BaseModel, ConfigDict
+        >>> class Day(BaseModel):
+        ...     model_config = ConfigDict(strict=True)
+        ...     date: datetime.date
+        >>> json_value_validator(TypeAdapter(Day))({"date": "2024-05-01"})
+        Day(date=datetime.date(2024, 5, 1))
+    """
+    # Pydantic's validator itself: the adapter's methods only add a layer around it.
     validate_python = adapter.validator.validate_python
+    if not _strict_somewhere(adapter.core_schema):
+        return validate_python
+    validate_json = adapter.validator.validate_json
+
+    def validate(data: Any) -> Any:
+        try:
+            text = json.dumps(data)
+        except (TypeError, ValueError):  # a value built in Python: Python mode judges it
+            return validate_python(data)
+        return validate_json(text)
+
+    return validate
+
+
+def _strict_somewhere(core_schema: Any) -> bool:
+    nodes = [core_schema]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, dict):
+            if node.get("strict") is True:  # a strict type, or a strict model's config
+                return True
+            nodes.extend(v for k, v in node.items() if k != "metadata")
+        elif isinstance(node, (list, tuple)):
+            nodes.extend(node)
+    return False
+
+
+def _pydantic_checker(adapter: TypeAdapter[Any], name: str) -> Callable[[Any, Limits], Any]:
+    validate = json_value_validator(adapter)
 
     def check(data: Any, limits: Limits) -> Any:
         try:
-            return validate_python(data)
+            return validate(data)
         except PydanticValidationError as exc:
             errors = exc.errors(include_url=False)
             issues = [_pydantic_issue(err, limits) for err in errors[: limits.max_issues]]
@@ -276,6 +323,9 @@ def _pydantic_message(err: Mapping[str, Any], limits: Limits) -> str:
         return "required field is missing"
     if err.get("type") in ("extra_forbidden",):
         return "unexpected field"
+    if err.get("type") == "json_invalid":  # JSON mode's reader: a lone surrogate, deep nesting
+        reason = f"the value could not be checked in JSON mode ({err['msg']})"
+        return clip(reason, limits.max_value_chars * 4)
     message = clip(str(err["msg"]), limits.max_value_chars * 4)
     return f"{message} (got {preview(err.get('input'), limits.max_value_chars)})"
 
@@ -311,71 +361,3 @@ def _clean_name(name: str) -> str:
     if not cleaned.strip("_"):
         raise SchemaError(f"Cannot derive a usable name from {name!r}; pass name=...")
     return cleaned
-
-
-# --- typing.TypedDict on Python < 3.12 -------------------------------------------------
-# Pydantic only accepts typing_extensions.TypedDict before 3.12, but users write
-# `from typing import TypedDict` all the time. Rebuild such classes (and TypedDicts
-# nested in their fields) as typing_extensions ones with the same keys and docs.
-
-_REBUILT: dict[Any, Any] = {}
-
-
-def _pydantic_ready(tp: Any) -> Any:
-    if sys.version_info >= (3, 12):
-        return tp
-    return _rebuild(tp)
-
-
-def _rebuild(tp: Any) -> Any:
-    if _is_stdlib_typeddict(tp):
-        return _rebuild_typeddict(tp)
-    origin, args = get_origin(tp), get_args(tp)
-    if origin is None or not args:
-        return tp
-    new_args = tuple(_rebuild(a) for a in args)
-    if new_args == args:
-        return tp
-    if origin in (Union, types.UnionType):
-        return Union[new_args]  # noqa: UP007 - built dynamically from a tuple
-    return tp.copy_with(new_args) if hasattr(tp, "copy_with") else origin[new_args]
-
-
-class _Probe(typing_extensions.TypedDict):
-    pass
-
-
-_EXTENSIONS_META = type(_Probe)
-
-
-def _is_stdlib_typeddict(tp: Any) -> bool:
-    return isinstance(tp, type) and typing.is_typeddict(tp) and type(tp) is not _EXTENSIONS_META
-
-
-def _rebuild_typeddict(tp: Any) -> Any:
-    if tp in _REBUILT:
-        return _REBUILT[tp]
-    hints = typing.get_type_hints(tp, include_extras=True)
-    fields: dict[str, Any] = {}
-    for key, hint in hints.items():
-        inner = _rebuild(_strip_required(hint))
-        if key in tp.__required_keys__:
-            fields[key] = typing_extensions.Required[inner]
-        else:
-            fields[key] = typing_extensions.NotRequired[inner]
-    rebuilt = typing_extensions.TypedDict(tp.__name__, fields)  # type: ignore[misc]
-    rebuilt.__doc__ = tp.__doc__
-    rebuilt.__module__ = tp.__module__
-    _REBUILT[tp] = rebuilt
-    return rebuilt
-
-
-def _strip_required(hint: Any) -> Any:
-    if get_origin(hint) in (
-        typing.Required,
-        typing.NotRequired,
-        typing_extensions.Required,
-        typing_extensions.NotRequired,
-    ):
-        return get_args(hint)[0]
-    return hint

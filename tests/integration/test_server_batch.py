@@ -8,14 +8,16 @@ outputs must be identical, line for line.
 
 from __future__ import annotations
 
+import datetime
 import json
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph_dev import Server, free_port, langgraph_dev
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from langchain_structx import cli
 from langchain_structx.graphs import echo_model
@@ -37,6 +39,16 @@ class Person(BaseModel):
 
 class Company(BaseModel):
     company: str
+
+
+class Visit(BaseModel):
+    model_config = ConfigDict(strict=True)  # a date only JSON mode reads from text
+    name: str
+    day: datetime.date
+
+
+class City(typing.TypedDict):  # from `typing`: Pydantic takes it as is only from 3.12
+    name: str
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +145,26 @@ def test_union_values_are_validated_by_the_python_classes(
 
     assert code == cli.EXIT_OK
     assert lines == [{"id": 1, "output": {"name": "Ada", "age": 0}}]
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [("Visit", {"name": "Ada", "day": "2026-12-03"}), ("City", {"name": "Oslo"})],
+)
+def test_python_classes_pydantic_takes_only_in_some_forms_are_retyped(
+    server: Server,
+    schema: str,
+    value: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    batch = _write_batch(tmp_path / "in.jsonl", [json.dumps(value)])
+    argv = ["extract", "--schema", f"test_server_batch:{schema}", "--batch", str(batch)]
+
+    code, lines, _ = _run([*argv, "--server", server.url, "--graph", "extract_offline"], capsys)
+
+    assert code == cli.EXIT_OK
+    assert lines == [{"id": 1, "output": value}]
 
 
 def test_a_graph_the_server_does_not_serve_is_exit_code_3(
