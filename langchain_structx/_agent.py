@@ -11,7 +11,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Annotated, Any, NotRequired, TypeGuard, Union, cast
+from typing import Annotated, Any, NotRequired, TypeGuard, Union, cast, get_args, get_origin
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -266,11 +266,15 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
 
     LangGraph builds its checkpoint allowlist (under `LANGGRAPH_STRICT_MSGPACK`)
     from the types in the state schema. The key is never written; declaring it is
-    what lets Pydantic models and dataclasses in `structured_response` survive a
-    checkpoint round trip with no configuration.
+    what lets Pydantic models and dataclasses in `structured_response` (or inside a
+    TypedDict answer) survive a checkpoint round trip with no configuration.
     """
     variants = plan.schemas.variants
-    classes = tuple(v.source for v in variants if v.origin in ("pydantic", "dataclass"))
+    # TypedDicts too, for the models in their fields. LangGraph does not look inside a
+    # generic class given its arguments (`Pair[Point]`): the class and each argument.
+    sources = [v.source for v in variants if v.origin != "json_schema"]
+    parts = (p for s in sources for p in (s, get_origin(s), *get_args(s)) if p is not None)
+    classes = tuple(dict.fromkeys(parts))
     if not classes:
         return base
     annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007

@@ -176,11 +176,14 @@ def _check_unique(variants: tuple[Variant, ...]) -> None:
 def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Variant:
     if isinstance(schema, Mapping):
         return _dict_variant(dict(schema), name, index)
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
+    # A generic TypedDict or dataclass with its arguments (`Page[Item]`) is its class.
+    origin = get_origin(schema)
+    cls = origin if isinstance(origin, type) else schema
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
         return _typed_variant(schema, "pydantic", name)
-    if isinstance(schema, type) and dataclasses.is_dataclass(schema):
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         return _typed_variant(schema, "dataclass", name)
-    if typing_extensions.is_typeddict(schema):
+    if typing_extensions.is_typeddict(cls):
         return _typed_variant(schema, "typeddict", name)
     raise SchemaError(
         f"Unsupported schema {clip(repr(schema), 200)}{_unsupported_because(schema)}. Use a "
@@ -219,7 +222,7 @@ def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Varia
     variant_name = _clean_name(name or schema.__name__)
     return Variant(
         name=variant_name,
-        description=_typed_description(schema, origin, json_schema),
+        description=_typed_description(get_origin(schema) or schema, origin, json_schema),
         origin=origin,
         json_schema=json_schema,
         source=schema,

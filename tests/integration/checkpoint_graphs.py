@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NotRequired
+from typing import Any, Generic, NotRequired, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from langchain_structx.middleware import create_agent
 from langchain_structx.nodes import reset_structured_output, structured_output_node
@@ -36,6 +37,23 @@ class Event:
 
     title: str
     day: str
+
+
+class Card(TypedDict):
+    """A TypedDict answer holding a model: the model is what a checkpoint must allow."""
+
+    contact: Contact
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Pair(Generic[T]):
+    """A generic dataclass, given as `Pair[Contact]`."""
+
+    first: T
+    second: T
 
 
 class NodeState(MessagesState):

@@ -21,8 +21,10 @@ from typing import Any, NotRequired
 import pytest
 from checkpoint_graphs import (
     BUILDERS,
+    Card,
     Contact,
     Event,
+    Pair,
     build_agent,
     build_node_graph,
     config,
@@ -35,6 +37,8 @@ from langgraph.graph import MessagesState
 from langgraph.types import Command
 
 from langchain_structx.errors import StructuredOutputRetryError
+from langchain_structx.middleware import create_agent
+from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
 
 pytestmark = pytest.mark.integration
@@ -293,6 +297,15 @@ def child_strict_round_trip(db: str, case: str) -> None:
     """Child process: run a graph, then read the checkpoint back through a fresh saver."""
     if case in ("agent-pydantic", "agent-raw-saver"):
         script, build, expected = [contact_call("ada@x.org", id="a")], build_agent, Contact
+    elif case in ("agent-typeddict", "agent-generic"):
+        schema: Any = Card if case == "agent-typeddict" else Pair[Contact]
+        ada = {"name": "Ada", "email": "ada@x.org"}
+        args = {"contact": ada} if schema is Card else {"first": ada, "second": ada}
+        script = [AIMessage("", id="a", tool_calls=[tool_call(schema.__name__, args, id="c")])]
+        expected = Contact  # the model inside the answer is what strict mode must allow
+
+        def build(model: ScriptedChatModel, saver: SqliteSaver) -> Any:
+            return create_agent(model, response_format=ToolStrategy(schema), checkpointer=saver)
     elif case == "agent-dataclass":
         script, build, expected = [event_call(id="a")], build_agent, Event
     elif case == "node-annotated":
@@ -317,11 +330,12 @@ def child_strict_round_trip(db: str, case: str) -> None:
         else:
             restored = build(ScriptedChatModel(responses=[]), reader).get_state(thread).values
     value = restored.get("structured_response")
+    inside = {"agent-typeddict": lambda v: v["contact"], "agent-generic": lambda v: v.second}
     print(
         json.dumps(
             {
                 "type": type(value).__name__,
-                "isinstance": isinstance(value, expected),
+                "isinstance": isinstance(inside.get(case, lambda v: v)(value), expected),
                 "messages": [type(m).__name__ for m in restored["messages"]],
             }
         )
@@ -347,7 +361,13 @@ def strict_child(tmp_path: Path, case: str) -> tuple[dict[str, Any], str]:
 
 @pytest.mark.parametrize(
     ("case", "type_name"),
-    [("agent-pydantic", "Contact"), ("agent-dataclass", "Event"), ("node-annotated", "Event")],
+    [
+        ("agent-pydantic", "Contact"),
+        ("agent-dataclass", "Event"),
+        ("node-annotated", "Event"),
+        ("agent-typeddict", "dict"),
+        ("agent-generic", "Pair"),
+    ],
 )
 def test_strict_msgpack_restores_user_types_without_warnings(
     case: str, type_name: str, tmp_path: Path

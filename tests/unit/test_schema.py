@@ -346,6 +346,42 @@ def test_unsupported_schema_is_a_schema_error(schema):
         normalize(schema)
 
 
+T = typing.TypeVar("T")
+
+
+class Page(typing_extensions.TypedDict, typing.Generic[T]):
+    """One page of results."""
+
+    items: list[T]
+
+
+@dataclasses.dataclass
+class Pair(typing.Generic[T]):
+    """Two of a kind."""
+
+    left: T
+    right: T
+
+
+@pytest.mark.parametrize(
+    ("schema", "name", "good", "bad", "value"),
+    [
+        (Page[Point], "Page", {"items": [{"x": 1}]}, {"items": [{"x": "a"}]}, None),
+        (Pair[int], "Pair", {"left": 1, "right": 2}, {"left": 1, "right": "b"}, Pair(1, 2)),
+    ],
+    ids=["typeddict", "dataclass"],
+)
+def test_a_generic_typeddict_or_dataclass_with_its_arguments_is_a_schema(
+    schema, name, good, bad, value
+):
+    [variant] = normalize(schema).variants
+
+    assert (variant.name, variant.description) == (name, schema.__origin__.__doc__)
+    assert variant.validate(good) == (value or {"items": [Point(x=1)]})
+    with pytest.raises(OutputValidationError):
+        variant.validate(bad)
+
+
 class Legacy(pydantic_v1.BaseModel):
     name: str
 
