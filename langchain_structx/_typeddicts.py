@@ -8,13 +8,19 @@ their fields) are rebuilt as `typing_extensions` ones with the same keys and doc
 from __future__ import annotations
 
 import sys
+import threading
 import types
 import typing
-from typing import Any, Union, get_args, get_origin
+import weakref
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import typing_extensions
 
-_REBUILT: dict[Any, Any] = {}
+# The classes rebuilt so far, kept while the user's class lives. A class that refers
+# to itself (a tree) or to one that refers back is registered before its fields are
+# rebuilt, so the reference finds it; the lock keeps others from seeing it unfinished.
+_REBUILT: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
 
 
 def pydantic_ready(tp: Any) -> Any:
@@ -29,7 +35,8 @@ def pydantic_ready(tp: Any) -> Any:
     """
     if sys.version_info >= (3, 12):
         return tp
-    return _rebuild(tp)
+    with _LOCK:
+        return _rebuild(tp)
 
 
 def _rebuild(tp: Any) -> Any:
@@ -38,6 +45,9 @@ def _rebuild(tp: Any) -> Any:
     origin, args = get_origin(tp), get_args(tp)
     if origin is None or not args:
         return tp
+    if origin is Annotated:  # its arguments are the type, then metadata to keep as is
+        inner = _rebuild(args[0])
+        return tp if inner is args[0] else Annotated[(inner, *tp.__metadata__)]
     new_args = tuple(_rebuild(a) for a in args)
     if new_args == args:
         return tp
@@ -61,18 +71,29 @@ def _rebuild_typeddict(tp: Any) -> Any:
     if tp in _REBUILT:
         return _REBUILT[tp]
     hints = typing.get_type_hints(tp, include_extras=True)
-    fields: dict[str, Any] = {}
-    for key, hint in hints.items():
-        inner = _rebuild(_strip_required(hint))
-        if key in tp.__required_keys__:
-            fields[key] = typing_extensions.Required[inner]
-        else:
-            fields[key] = typing_extensions.NotRequired[inner]
-    rebuilt = typing_extensions.TypedDict(tp.__name__, fields)  # type: ignore[misc]
+    required = {key: key in tp.__required_keys__ for key in hints}
+    # First with the right keys and placeholder types, then with the real types.
+    rebuilt = typing_extensions.TypedDict(  # type: ignore[misc]
+        tp.__name__, {key: _qualified(Any, required[key]) for key in hints}
+    )
     rebuilt.__doc__ = tp.__doc__
     rebuilt.__module__ = tp.__module__
     _REBUILT[tp] = rebuilt
+    try:
+        for key, hint in hints.items():
+            rebuilt.__annotations__[key] = _qualified(
+                _rebuild(_strip_required(hint)), required[key]
+            )
+    except BaseException:
+        del _REBUILT[tp]
+        raise
     return rebuilt
+
+
+def _qualified(inner: Any, required: bool) -> Any:
+    if required:
+        return typing_extensions.Required[inner]
+    return typing_extensions.NotRequired[inner]
 
 
 def _strip_required(hint: Any) -> Any:

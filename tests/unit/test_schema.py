@@ -1,8 +1,10 @@
 """Schema normalisation: every supported schema form becomes named, validating variants."""
 
 import dataclasses
+import gc
 import time
 import typing
+import weakref
 from typing import Literal, Union
 
 import pytest
@@ -126,6 +128,77 @@ def test_typing_typeddict_nested_in_a_typing_typeddict_validates():
 def test_typing_typeddict_with_not_required_key_accepts_missing_key():
     assert normalize(PointTD).variants[0].validate({"x": 3}) == {"x": 3}
     assert normalize(PointTD).variants[0].json_schema["required"] == ["x"]
+
+
+class Tree(typing.TypedDict):
+    """A typing TypedDict that refers to itself."""
+
+    name: str
+    children: list["Tree"]
+
+
+class Ping(typing.TypedDict):
+    pong: typing.Optional["Pong"]  # noqa: UP045 - a class defined below
+
+
+class Pong(typing.TypedDict):
+    ping: typing.Optional[Ping]  # noqa: UP045
+    hits: typing_extensions.NotRequired[int]
+
+
+class Item(typing.TypedDict):
+    sku: str
+
+
+class Order(typing.TypedDict):
+    items: typing.Annotated[list[Item], Field(max_length=2)]
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad", "path"),
+    [
+        (
+            Tree,
+            {"name": "a", "children": [{"name": "b", "children": []}]},
+            {"name": "a", "children": [{"name": "b"}]},
+            ("children", 0, "children"),
+        ),
+        (
+            Ping,
+            {"pong": {"ping": {"pong": None}}},
+            {"pong": {"ping": {}}},
+            ("pong", "ping", "pong"),
+        ),
+        (Pong, {"ping": {"pong": {"ping": None, "hits": 1}}}, {"ping": 1}, ("ping",)),
+        (Order, {"items": [{"sku": "x"}]}, {"items": [{"sku": "x"}] * 3}, ("items",)),
+    ],
+    ids=["self-reference", "mutual-reference", "mutual-reference-other-end", "annotated"],
+)
+def test_typing_typeddicts_that_refer_to_themselves_or_carry_metadata(schema, good, bad, path):
+    # Python 3.11 needs them rebuilt for Pydantic; references back into the class being
+    # rebuilt recursed without end, and Annotated metadata failed an assertion.
+    variant = normalize(schema).variants[0]
+
+    assert variant.validate(good) == good
+    with pytest.raises(OutputValidationError) as info:
+        variant.validate(bad)
+    assert [issue.path for issue in info.value.issues] == [path]
+
+
+def test_a_typing_typeddict_is_not_kept_alive_by_its_schema_once_unused():
+    def make() -> type:
+        class Passing(typing.TypedDict):
+            text: str
+
+        return Passing
+
+    passing = make()
+    assert normalize(passing).variants[0].validate({"text": "a"}) == {"text": "a"}
+    gone = weakref.ref(passing)
+    del passing
+    gc.collect()
+
+    assert gone() is None
 
 
 @pytest.mark.parametrize(
