@@ -217,8 +217,6 @@ def _property_schema(schema: Mapping[str, Any], key: Any) -> Any:
 def _item_schema(schema: Mapping[str, Any], index: Any) -> Any:
     prefix = schema.get("prefixItems")
     items = schema.get("items")
-    if prefix is None and isinstance(items, list):  # draft 7 tuple form
-        prefix, items = items, schema.get("additionalItems")
     if isinstance(prefix, list) and index < len(prefix):
         return prefix[index]
     return items if isinstance(items, Mapping | bool) else None

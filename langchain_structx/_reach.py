@@ -48,7 +48,8 @@ _ONE = frozenset(
 _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _MAP = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"})
 _META_MAP = _MAP | {"dependencies"}
-"""The meta-schema also checks the schemas of the old `dependencies`, which validation ignores."""
+"""The meta-schema also checks the old `dependencies` (validation ignores it; `_drafts`
+rewrites a well-formed one, so only a broken one is left here, for the checks to name)."""
 
 _Link = tuple[str | int, "_Link"] | None
 

@@ -32,6 +32,7 @@ from langchain_structx._bounds import (
     clip_path,
     preview,
 )
+from langchain_structx._drafts import upgrade
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._guard import UNCHECKABLE, guard
 from langchain_structx._typeddicts import pydantic_ready
@@ -155,10 +156,12 @@ def _flatten(schema: Any) -> Iterator[Any]:
         for arg in get_args(schema) or schema:
             yield from _flatten(arg)
         return
-    parts = split_union(schema) if isinstance(schema, Mapping) else None
-    if parts is not None:
-        yield from parts
-        return
+    if isinstance(schema, Mapping):
+        schema = upgrade(schema)  # an older draft's forms, in Draft 2020-12's words
+        parts = split_union(schema)
+        if parts is not None:
+            yield from parts
+            return
     yield schema
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from langchain_structx._drafts import upgrade
 from langchain_structx._parse import Parsed, Repair, coerce
 
 
@@ -107,11 +108,10 @@ def test_nested_paths_and_no_mutation() -> None:
 
 
 def test_draft7_tuple_items() -> None:
-    schema = {
-        "type": "array",
-        "items": [{"type": "integer"}],
-        "additionalItems": {"type": "string"},
-    }
+    # Coercion reads a variant's schema, which a draft-7 tuple reaches as 2020-12 says it.
+    schema = upgrade(
+        {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}}
+    )
     parsed = coerce(["1", 2], schema)
     assert parsed.value == [1, "2"]
     assert kinds(parsed) == [("coerce_int", (0,)), ("coerce_string", (1,))]

@@ -1,0 +1,156 @@
+"""Schemas written for older drafts, rewritten to say the same thing in Draft 2020-12.
+
+Every schema is validated as Draft 2020-12, whatever its `$schema` names (see
+`_validate`). Three forms of drafts 4 to 2019-09 are common in schemas written by
+hand or by older tools, and 2020-12 either ignores them (so a rule of the schema
+would silently not hold) or refuses them. Each is rewritten to the 2020-12 form
+with the same meaning before anything else reads the schema:
+
+- `dependencies` (drafts 4-7): its lists of names become `dependentRequired`,
+  its schemas `dependentSchemas`;
+- `items` as a list (drafts 4-2019-09), a tuple: it becomes `prefixItems`, and
+  `additionalItems` becomes `items`;
+- a boolean `exclusiveMaximum`/`exclusiveMinimum` (draft 4): the bound moves from
+  `maximum`/`minimum` into it.
+
+None of these forms means anything else in 2020-12, so a 2020-12 schema comes back
+as the very same object. Only places that hold schemas are rewritten: a property
+called `dependencies` stays a property. A `$ref` that points into a rewritten
+place no longer resolves, which the schema's checks report.
+
+This module knows nothing of models or of LangChain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_structx._bounds import schema_shape_problem
+from langchain_structx._validate import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+_ONE = frozenset(
+    {"additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if"}
+    | {"items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
+)
+_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_MAP = frozenset({"$defs", "definitions", "dependencies", "dependentSchemas"})
+_MAP |= {"patternProperties", "properties"}
+
+
+def upgrade(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`schema` with the older drafts' forms in their Draft 2020-12 spelling.
+
+    Args:
+        schema: A JSON schema, as a user gave it.
+
+    Returns:
+        The same object when nothing needed rewriting (any 2020-12 schema, and
+        any schema too big, too deep or not JSON, which its checks refuse);
+        otherwise a copy, sharing the parts that did not change, whose
+        `$schema`, where one named an older draft, names 2020-12.
+
+    Examples:
+        >>> upgrade({"dependencies": {"card": ["billing"]}})
+        {'dependentRequired': {'card': ['billing']}}
+        >>> upgrade({"type": "array", "items": [{"type": "string"}], "additionalItems": False})
+        {'type': 'array', 'prefixItems': [{'type': 'string'}], 'items': False}
+        >>> upgrade({"maximum": 5, "exclusiveMaximum": True})
+        {'exclusiveMaximum': 5}
+    """
+    if (
+        schema_shape_problem(schema, max_depth=MAX_SCHEMA_DEPTH, max_nodes=MAX_SCHEMA_NODES)
+        is not None
+    ):
+        return schema
+    upgraded = _upgraded(schema)
+    if upgraded is not schema and "$schema" in upgraded:
+        upgraded["$schema"] = DRAFT_2020_12
+    return upgraded  # type: ignore[no-any-return]
+
+
+def _upgraded(node: Any) -> Any:
+    """`node`, or a copy with its subschemas and its own keywords upgraded."""
+    if not isinstance(node, dict):
+        return node  # a boolean schema, or something the meta-schema refuses
+    changed: dict[str, Any] = {}
+    for key, value in node.items():
+        if isinstance(value, dict) and key in _ONE:
+            new = _upgraded(value)
+        elif isinstance(value, list) and key in _LIST:
+            new = [_upgraded(v) for v in value]
+            new = value if all(a is b for a, b in zip(new, value, strict=True)) else new
+        elif isinstance(value, dict) and key in _MAP:
+            new = {name: _upgraded(v) for name, v in value.items()}
+            new = value if all(new[k] is v for k, v in value.items()) else new
+        else:
+            continue
+        if new is not value:
+            changed[key] = new
+    result = {**node, **changed}
+    rewrote = [_split_dependencies(result), _tuple_items(result), _exclusive_bounds(result)]
+    return result if changed or any(rewrote) else node
+
+
+def _split_dependencies(schema: dict[str, Any]) -> bool:
+    dependencies = schema.get("dependencies")
+    if not isinstance(dependencies, dict):
+        return False
+    names = {k: v for k, v in dependencies.items() if isinstance(v, list)}
+    schemas = {k: v for k, v in dependencies.items() if not isinstance(v, list)}
+    required = schema.get("dependentRequired", {})
+    applied = schema.get("dependentSchemas", {})
+    well_formed = all(_distinct_names(v) for v in names.values()) and all(
+        isinstance(v, (dict, bool)) for v in schemas.values()
+    )
+    targets = isinstance(required, dict) and isinstance(applied, dict)
+    if not (well_formed and targets and all(_distinct_names(v) for v in required.values())):
+        return False  # left as written, for the checks to say what is wrong in its words
+    del schema["dependencies"]
+    if names:
+        merged = {**required}
+        for key, more in names.items():
+            earlier = merged.get(key, [])
+            seen = set(earlier)
+            merged[key] = [*earlier, *(n for n in more if n not in seen)]
+        schema["dependentRequired"] = merged
+    if schemas:
+        both = {k: {"allOf": [applied[k], v]} for k, v in schemas.items() if k in applied}
+        schema["dependentSchemas"] = {**applied, **schemas, **both}
+    return True
+
+
+def _distinct_names(names: Any) -> bool:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return False
+    return len(set(names)) == len(names)
+
+
+def _tuple_items(schema: dict[str, Any]) -> bool:
+    items = schema.get("items")
+    if not isinstance(items, list) or "prefixItems" in schema:
+        return False
+    if not all(isinstance(item, (dict, bool)) for item in items):
+        return False
+    del schema["items"]
+    schema["prefixItems"] = items
+    if "additionalItems" in schema:  # absent, any further item is allowed
+        schema["items"] = schema.pop("additionalItems")
+    return True
+
+
+def _exclusive_bounds(schema: dict[str, Any]) -> bool:
+    rewrote = False
+    for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
+        flag, limit = schema.get(exclusive), schema.get(bound)
+        number = isinstance(limit, (int, float)) and not isinstance(limit, bool)
+        if flag is True and number:
+            schema[exclusive] = schema.pop(bound)
+        elif flag is False:  # the bound stays inclusive
+            del schema[exclusive]
+        else:
+            continue
+        rewrote = True
+    return rewrote

@@ -1,0 +1,169 @@
+"""Schemas written for drafts 4 to 2019-09 keep their meaning when read as Draft 2020-12.
+
+Before, a draft-7 `dependencies` rule was silently not checked (2020-12 ignores
+the keyword), and a draft-7 tuple (`items` as a list) or a draft-4 exclusive bound
+(`exclusiveMaximum: true`) made the schema unusable (2020-12 refuses both).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_structx._drafts import DRAFT_2020_12, upgrade
+from langchain_structx._schema import normalize
+from langchain_structx.errors import OutputValidationError, SchemaError
+from langchain_structx.middleware import create_agent
+from langchain_structx.strategies import ToolStrategy
+from langchain_structx.testing import ScriptedChatModel, tool_call
+
+DRAFT_7 = "http://json-schema.org/draft-07/schema#"
+DRAFT_4 = "http://json-schema.org/draft-04/schema#"
+
+ORDER: dict[str, Any] = {  # as zod-to-json-schema and many hand-written schemas say it
+    "$schema": DRAFT_7,
+    "title": "Order",
+    "type": "object",
+    "properties": {
+        "card": {"type": "string"},
+        "billing": {"type": "string"},
+        "gift": {"type": "boolean"},
+        "line": {
+            "type": "array",
+            "items": [{"type": "string"}, {"type": "integer"}],
+            "additionalItems": False,
+        },
+        "discount": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMaximum": True},
+    },
+    "dependencies": {"card": ["billing"], "gift": {"required": ["card"]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "words"),
+    [
+        ({"card": "4111"}, (), "'billing' is a dependency of 'card'"),
+        ({"gift": True}, (), "'card' is required but missing"),
+        ({"line": ["pen", "2"]}, ("line", 1), "is not of type 'integer'"),
+        ({"line": ["pen", 2, 3]}, ("line",), "Expected at most 2 items"),
+        ({"discount": 1}, ("discount",), "greater than or equal to the maximum of 1"),
+    ],
+    ids=["dependent-names", "dependent-schema", "tuple-item", "tuple-extra", "exclusive-bound"],
+)
+def test_an_older_drafts_rules_still_hold(
+    value: dict[str, Any], path: tuple[Any, ...], words: str
+) -> None:
+    variant = normalize(ORDER).variants[0]
+
+    with pytest.raises(OutputValidationError) as caught:
+        variant.validate(value)
+
+    [issue] = caught.value.issues
+    assert issue.path == path
+    assert words in issue.message
+
+
+def test_a_value_that_keeps_an_older_drafts_rules_is_valid() -> None:
+    value = {"card": "4111", "billing": "Oslo", "gift": True, "line": ["pen", 2], "discount": 0.5}
+
+    assert normalize(ORDER).variants[0].validate(value) == value
+
+
+def test_the_schema_sent_on_says_the_same_in_2020_12_and_the_users_is_untouched() -> None:
+    given = copy.deepcopy(ORDER)
+
+    sent = normalize(given).variants[0].json_schema
+
+    assert given == ORDER
+    assert sent["$schema"] == DRAFT_2020_12
+    assert sent["dependentRequired"] == {"card": ["billing"]}
+    assert sent["dependentSchemas"] == {"gift": {"required": ["card"]}}
+    assert sent["properties"]["line"] == {
+        "type": "array",
+        "prefixItems": [{"type": "string"}, {"type": "integer"}],
+        "items": False,
+    }
+    assert sent["properties"]["discount"] == {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+    assert "dependencies" not in sent
+
+
+def test_a_2020_12_schema_is_the_same_object() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"dependencies": {"type": "object"}, "items": {"type": "array"}},
+        "prefixItems": [{"type": "string"}],
+        "$defs": {"x": {"type": "integer", "exclusiveMaximum": 3}},
+        "enum": [{"items": [1], "dependencies": {"a": ["b"]}, "exclusiveMaximum": True}],
+    }
+
+    assert upgrade(schema) is schema
+
+
+def test_only_places_that_hold_schemas_are_rewritten() -> None:
+    schema = {
+        "properties": {"dependencies": {"items": [{"type": "string"}]}},
+        "default": {"dependencies": {"a": ["b"]}},
+    }
+
+    upgraded = upgrade(schema)
+
+    assert upgraded["properties"] == {"dependencies": {"prefixItems": [{"type": "string"}]}}
+    assert upgraded["default"] is schema["default"]
+
+
+def test_both_spellings_of_a_dependency_are_kept() -> None:
+    schema = {
+        "dependentRequired": {"a": ["b"]},
+        "dependentSchemas": {"c": {"required": ["x"]}},
+        "dependencies": {"a": ["b", "d"], "c": {"required": ["y"]}},
+    }
+
+    assert upgrade(schema) == {
+        "dependentRequired": {"a": ["b", "d"]},
+        "dependentSchemas": {"c": {"allOf": [{"required": ["x"]}, {"required": ["y"]}]}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        ({"dependencies": {"a": ["b", "b"]}}, "'dependencies' lists 'b'"),
+        ({"items": [3]}, "[3] is not of type 'object', 'boolean'"),
+        ({"$schema": DRAFT_4, "exclusiveMinimum": True}, "True is not of type 'number'"),
+    ],
+    ids=["repeated-name", "item-not-a-schema", "bound-missing"],
+)
+def test_a_broken_older_form_is_reported_as_the_user_wrote_it(
+    schema: dict[str, Any], words: str
+) -> None:
+    assert upgrade(schema) is schema
+    with pytest.raises(SchemaError) as caught:
+        normalize(schema)
+
+    assert words in str(caught.value)
+
+
+def test_a_schema_too_deep_to_check_is_left_to_its_checks() -> None:
+    deep: dict[str, Any] = {"items": [{"type": "string"}]}
+    for _ in range(100):
+        deep = {"items": deep}
+
+    assert upgrade(deep) is deep
+    with pytest.raises(SchemaError, match="nested deeper than"):
+        normalize(deep)
+
+
+def test_an_agent_retries_a_reply_that_breaks_a_draft_7_dependency() -> None:
+    broken = AIMessage("", tool_calls=[tool_call("Order", {"card": "4111"})])
+    fixed = AIMessage("", tool_calls=[tool_call("Order", {"card": "4111", "billing": "Oslo"})])
+    model = ScriptedChatModel(responses=[broken, fixed])
+    agent = create_agent(model, response_format=ToolStrategy(ORDER))
+
+    result = agent.invoke({"messages": [HumanMessage("card 4111, billing Oslo")]})
+
+    assert result["structured_response"] == {"card": "4111", "billing": "Oslo"}
+    assert result["structured_output_report"]["attempts"] == 2
+    assert "'billing' is a dependency of 'card'" in model.calls[1].messages[-1].text
