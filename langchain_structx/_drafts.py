@@ -1,7 +1,7 @@
 """Schemas written for older drafts, rewritten to say the same thing in Draft 2020-12.
 
 Every schema is validated as Draft 2020-12, whatever its `$schema` names (see
-`_validate`). Three forms of drafts 4 to 2019-09 are common in schemas written by
+`_validate`). Four forms of drafts 4 to 2019-09 are common in schemas written by
 hand or by older tools, and 2020-12 either ignores them (so a rule of the schema
 would silently not hold) or refuses them. Each is rewritten to the 2020-12 form
 with the same meaning before anything else reads the schema:
@@ -11,7 +11,9 @@ with the same meaning before anything else reads the schema:
 - `items` as a list (drafts 4-2019-09), a tuple: it becomes `prefixItems`, and
   `additionalItems` becomes `items`;
 - a boolean `exclusiveMaximum`/`exclusiveMinimum` (draft 4): the bound moves from
-  `maximum`/`minimum` into it.
+  `maximum`/`minimum` into it;
+- an `$id` that is only a fragment (`"#address"`, drafts 6-7's way to name a
+  subschema for `$ref`): it becomes `$anchor`.
 
 None of these forms means anything else in 2020-12, so a 2020-12 schema comes back
 as the very same object. Only places that hold schemas are rewritten: a property
@@ -23,6 +25,7 @@ This module knows nothing of models or of LangChain.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +33,9 @@ from langchain_structx._bounds import schema_shape_problem
 from langchain_structx._validate import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+_ANCHOR = re.compile(r"#[A-Za-z_][-A-Za-z0-9._]*")
+"""A plain-name fragment, which 2020-12 spells as an `$anchor` (without the `#`)."""
 
 _ONE = frozenset(
     {"additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if"}
@@ -90,7 +96,12 @@ def _upgraded(node: Any) -> Any:
         if new is not value:
             changed[key] = new
     result = {**node, **changed}
-    rewrote = [_split_dependencies(result), _tuple_items(result), _exclusive_bounds(result)]
+    rewrote = [
+        _split_dependencies(result),
+        _tuple_items(result),
+        _exclusive_bounds(result),
+        _fragment_id(result),
+    ]
     return result if changed or any(rewrote) else node
 
 
@@ -154,3 +165,14 @@ def _exclusive_bounds(schema: dict[str, Any]) -> bool:
             continue
         rewrote = True
     return rewrote
+
+
+def _fragment_id(schema: dict[str, Any]) -> bool:
+    given = schema.get("$id")
+    if not isinstance(given, str) or "$anchor" in schema:
+        return False
+    if not _ANCHOR.fullmatch(given):
+        return False
+    del schema["$id"]
+    schema["$anchor"] = given[1:]
+    return True

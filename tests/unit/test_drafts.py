@@ -167,3 +167,26 @@ def test_an_agent_retries_a_reply_that_breaks_a_draft_7_dependency() -> None:
     assert result["structured_response"] == {"card": "4111", "billing": "Oslo"}
     assert result["structured_output_report"]["attempts"] == 2
     assert "'billing' is a dependency of 'card'" in model.calls[1].messages[-1].text
+
+
+def test_a_draft_7_fragment_id_names_a_subschema_for_ref() -> None:
+    schema = {
+        "$schema": DRAFT_7,
+        "type": "object",
+        "definitions": {
+            "address": {
+                "$id": "#address",
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            }
+        },
+        "properties": {"home": {"$ref": "#address"}},
+    }
+    variant = normalize(schema).variants[0]
+
+    assert variant.validate({"home": {"city": "Oslo"}}) == {"home": {"city": "Oslo"}}
+    with pytest.raises(OutputValidationError) as caught:
+        variant.validate({"home": {}})
+    assert [issue.path for issue in caught.value.issues] == [("home",)]
+    assert variant.json_schema["definitions"]["address"]["$anchor"] == "address"
