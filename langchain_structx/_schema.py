@@ -1,7 +1,8 @@
 """Schema normalisation: whatever the user gives becomes a set of named variants.
 
 A user may describe the output as a Pydantic model, a dataclass, a TypedDict
-(from `typing` or `typing_extensions`), a JSON-schema dict, a `Union` of any of
+(from `typing` or `typing_extensions`; a generic one with its arguments too), a
+JSON-schema dict of any draft from 4 on (see `_drafts`), a `Union` of any of
 these, or a JSON schema whose top level is a `oneOf`/`anyOf` of objects (split
 only when each branch keeps its meaning on its own, see `_unions`). Each of those
 becomes one or more `Variant`s: a name, a description, a JSON schema and a
