@@ -11,10 +11,14 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft4Validator, Draft7Validator
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_structx._drafts import DRAFT_2020_12, upgrade
 from langchain_structx._schema import normalize
+from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.middleware import create_agent
 from langchain_structx.strategies import ToolStrategy
@@ -190,3 +194,89 @@ def test_a_draft_7_fragment_id_names_a_subschema_for_ref() -> None:
         variant.validate({"home": {}})
     assert [issue.path for issue in caught.value.issues] == [("home",)]
     assert variant.json_schema["definitions"]["address"]["$anchor"] == "address"
+
+
+# -- meaning kept: jsonschema's own validator for the older draft is the oracle ----------
+
+LEAVES = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "number", "maximum": 2},
+        {"type": "null"},
+        {"minLength": 2},
+        {},
+        True,
+        False,
+    ]
+)
+NAMES = st.sampled_from("abc")
+
+
+def _draft_7_nodes(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    tuples = st.builds(
+        lambda items, extra: {"type": "array", "items": items, **extra},
+        st.lists(children, min_size=1, max_size=3),  # the draft-7 meta-schema wants one
+        st.sampled_from([{}, {"additionalItems": False}, {"additionalItems": {"type": "string"}}]),
+    )
+    dependent = st.builds(
+        lambda props, deps: {"properties": props, "dependencies": deps},
+        st.dictionaries(NAMES, children, max_size=2),
+        st.dictionaries(NAMES, st.lists(NAMES, unique=True, max_size=2) | children, max_size=3),
+    )
+    combined = st.builds(lambda parts: {"anyOf": parts}, st.lists(children, min_size=1, max_size=2))
+    # No `$id` anchors here: jsonschema's draft-7 lookup of one fails on `dependencies`.
+    return tuples | dependent | combined | st.builds(lambda s: {"not": s}, children)
+
+
+DRAFT_7_SCHEMAS = st.recursive(LEAVES, _draft_7_nodes, max_leaves=6)
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([1.5, 2.5])
+    | st.text("ab", max_size=3),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(NAMES, c, max_size=3),
+    max_leaves=8,
+)
+PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@PROPERTY
+@given(schema=DRAFT_7_SCHEMAS, values=st.lists(VALUES, min_size=1, max_size=6))
+def test_a_draft_7_schema_accepts_what_draft_7_accepts(schema: Any, values: list[Any]) -> None:
+    root = {"allOf": [schema]}  # a schema given by a user is an object
+    oracle = Draft7Validator(root)
+    ours = JSONSchemaValidator(upgrade(root))
+
+    for value in values:
+        assert (ours.issues(value) == []) == oracle.is_valid(value), value
+
+
+@PROPERTY
+@given(
+    bounds=st.fixed_dictionaries(
+        {},
+        optional={
+            "maximum": st.integers(-3, 3),
+            "minimum": st.integers(-3, 3),
+            "exclusiveMaximum": st.booleans(),
+            "exclusiveMinimum": st.booleans(),
+        },
+    ).filter(
+        lambda b: (
+            ("exclusiveMaximum" not in b or "maximum" in b)
+            and ("exclusiveMinimum" not in b or "minimum" in b)
+        )
+    ),
+    values=st.lists(st.integers(-4, 4) | st.sampled_from([-2.5, 0.5, 2.5]), max_size=6),
+)
+def test_a_draft_4_bound_excludes_what_draft_4_excludes(
+    bounds: dict[str, Any], values: list[Any]
+) -> None:
+    schema = {"$schema": DRAFT_4, "type": "number", **bounds}
+    oracle = Draft4Validator(schema)
+    ours = JSONSchemaValidator(upgrade(schema))
+
+    for value in values:
+        assert (ours.issues(value) == []) == oracle.is_valid(value), value
