@@ -184,11 +184,11 @@ def _variant(schema: Any, name: str | None, *, index: int | None = None) -> Vari
     origin = get_origin(schema)
     cls = origin if isinstance(origin, type) else schema
     if isinstance(cls, type) and issubclass(cls, BaseModel):
-        return _typed_variant(schema, "pydantic", name)
+        return _typed_variant(schema, "pydantic", name, index)
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
-        return _typed_variant(schema, "dataclass", name)
+        return _typed_variant(schema, "dataclass", name, index)
     if typing_extensions.is_typeddict(cls):
-        return _typed_variant(schema, "typeddict", name)
+        return _typed_variant(schema, "typeddict", name, index)
     raise SchemaError(
         f"Unsupported schema {clip(repr(schema), 200)}{_unsupported_because(schema)}. Use a "
         "Pydantic model, a dataclass, a TypedDict, a JSON-schema dict, or a Union of these."
@@ -212,7 +212,9 @@ def _unsupported_because(schema: Any) -> str:
     return ""
 
 
-def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Variant:
+def _typed_variant(
+    schema: Any, origin: SchemaOrigin, name: str | None, index: int | None
+) -> Variant:
     try:
         target = pydantic_ready(schema) if origin == "typeddict" else schema
         adapter: TypeAdapter[Any] = TypeAdapter(target)
@@ -223,7 +225,7 @@ def _typed_variant(schema: Any, origin: SchemaOrigin, name: str | None) -> Varia
             f"Pydantic cannot describe {getattr(schema, '__name__', schema)!r} as a JSON "
             f"schema: {type(exc).__name__}: {clip(str(exc), 300)}"
         ) from exc
-    variant_name = _clean_name(name or schema.__name__)
+    variant_name = _variant_name(name, schema.__name__, index)
     return Variant(
         name=variant_name,
         description=_typed_description(get_origin(schema) or schema, origin, json_schema),
@@ -338,8 +340,7 @@ def _pydantic_message(err: Mapping[str, Any], limits: Limits) -> str:
 
 
 def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -> Variant:
-    fallback = "response_format" if index is None else f"response_format_{index + 1}"
-    variant_name = _clean_name(name or str(schema.get("title") or fallback))
+    variant_name = _variant_name(name, str(schema.get("title") or ""), index)
     validator = JSONSchemaValidator(schema)
     return Variant(
         name=variant_name,
@@ -363,8 +364,19 @@ def _dict_checker(
     return guard(check, name, steps)
 
 
-def _clean_name(name: str) -> str:
+def _variant_name(given: str | None, own: str, index: int | None) -> str:
+    """The name passed, else the schema's own (class name or title), else a generic one.
+
+    Providers take only ASCII letters, digits, `_` and `-` in tool names, so other
+    characters become `_`. An own name with letters or digits of another script
+    only (`联系人`) gives way to the generic name, as no title does; a name of
+    punctuation alone is a mistake.
+    """
+    generic = "response_format" if index is None else f"response_format_{index + 1}"
+    name = given or own or generic
     cleaned = "".join(ch if ch in _NAME_CHARS else "_" for ch in name.strip())[:64]
-    if not cleaned.strip("_"):
-        raise SchemaError(f"Cannot derive a usable name from {name!r}; pass name=...")
-    return cleaned
+    if cleaned.strip("_"):
+        return cleaned
+    if not given and any(ch.isalnum() for ch in name):
+        return generic
+    raise SchemaError(f"Cannot derive a usable name from {name!r}; pass name=...")

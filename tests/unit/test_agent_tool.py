@@ -323,3 +323,21 @@ def test_second_turn_gets_its_own_response_and_report():
     assert second["structured_output_report"]["attempts"] == 1
     # The second call sees the whole conversation of the first turn.
     assert [m.type for m in model.calls[1].messages] == ["human", "ai", "tool", "human"]
+
+
+class 联系人(BaseModel):  # noqa: N801 - a class named in another script
+    """一个人的联系方式。"""
+
+    姓名: str
+
+
+def test_a_class_named_in_another_script_gets_a_tool_name_providers_take():
+    model = ScriptedChatModel(responses=[call("response_format", {"姓名": "李雷"})])
+
+    result = create_agent(model, response_format=ToolStrategy(联系人)).invoke(ASK)
+
+    assert result["structured_response"] == 联系人(姓名="李雷")
+    assert result["structured_response_kind"] == "response_format"
+    [tool] = model.calls[0].tools
+    assert tool["function"]["name"] == "response_format"
+    assert tool["function"]["description"] == "一个人的联系方式。"

@@ -219,9 +219,34 @@ def test_explicit_name_overrides_title_and_class_name():
     assert normalize(Point, name="Where").names == ("Where",)
 
 
+class 联系人(BaseModel):  # noqa: N801 - a class name in another script
+    """联系方式。"""
+
+    姓名: str
+
+
+@pytest.mark.parametrize(
+    ("schema", "names"),
+    [
+        (联系人, ("response_format",)),
+        ({"title": "联系人", "type": "object"}, ("response_format",)),
+        ([联系人, Point], ("response_format_1", "Point")),
+        ([{"title": "联系人"}, {"title": "事件"}], ("response_format_1", "response_format_2")),
+        ({"title": "Contact 联系人", "type": "object"}, ("Contact____",)),
+    ],
+    ids=["class", "title", "union-with-class", "union-of-titles", "partly-ascii"],
+)
+def test_a_name_in_another_script_gives_way_to_a_generic_one(schema, names):
+    # Providers take only ASCII tool names; before, such a schema was a SchemaError,
+    # and a union of them could not be named at all.
+    assert normalize(schema).names == names
+
+
 def test_unusable_name_is_a_schema_error():
     with pytest.raises(SchemaError, match=r"Cannot derive a usable name from '!!!'; pass name="):
         normalize({"title": "!!!", "type": "object"})
+    with pytest.raises(SchemaError, match=r"Cannot derive a usable name from '联系人'; pass name="):
+        normalize(Point, name="联系人")  # a name passed is used as it is, or refused
 
 
 # --- unions ----------------------------------------------------------------------------
