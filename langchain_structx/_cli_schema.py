@@ -44,8 +44,9 @@ _SCALARS = {
     "bool": {"type": "boolean"},
     "date": {"type": "string", "format": "date"},
 }
+# A field's name is a word in any script (`姓名`), as JSON property names may be.
 _FIELD = re.compile(
-    r"(?P<name>[A-Za-z_]\w*)\s*(?P<opt>\?)?"
+    r"(?P<name>[^\W\d]\w*)\s*(?P<opt>\?)?"
     r"(?:\s+(?P<type>[a-z]+(?:\[[a-z]+\])?)\s*(?P<opt2>\?)?)?"
     r"(?:\s*:\s*(?P<desc>[^,]*\S))?"
 )

@@ -47,6 +47,22 @@ def test_a_field_list_schema_is_sent_and_validated(
     assert "email" in sent["properties"] and "email" not in sent.get("required", [])
 
 
+def test_a_field_list_may_name_its_fields_in_any_script(
+    scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = {"姓名": "李雷", "年龄": 12, "爱好": ["足球"]}
+    scripted.reset([json.dumps(answer, ensure_ascii=False)])
+
+    code, out, err = _run(
+        ["--schema", "姓名, 年龄 int: 岁数, 爱好 list[str]", "李雷，12岁"], capsys
+    )
+
+    assert (code, out, err) == (cli.EXIT_OK, answer, "")
+    sent = scripted.calls[0].response_format["json_schema"]["schema"]
+    assert sent["required"] == ["姓名", "年龄", "爱好"]
+    assert sent["properties"]["年龄"] == {"type": "integer", "description": "岁数"}
+
+
 def test_a_field_list_longer_than_a_file_name_is_read_as_fields(
     scripted: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
