@@ -175,6 +175,12 @@ def provider_cases() -> list[Case]:
             1,
         ),
         Case(
+            "P full-width colons and commas",
+            p,
+            lambda: [GOOD_JSON.replace(": ", "\uff1a").replace(", ", "\uff0c")],
+            1,
+        ),
+        Case(
             "P smart quotes",
             p,
             lambda: [
@@ -289,6 +295,12 @@ def tool_cases() -> list[Case]:
             "T smart quotes in args",
             t,
             lambda: [broken(GOOD_JSON.replace('"Ada"', "\u201cAda\u201d"))],
+            1,
+        ),
+        Case(
+            "T full-width colons and commas in args",
+            t,
+            lambda: [broken(GOOD_JSON.replace(": ", "\uff1a").replace(", ", "\uff0c"))],
             1,
         ),
         Case("T '5' for int", t, lambda: [structured("Order", order_args(qty="5"))], 1),

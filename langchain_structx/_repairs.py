@@ -31,6 +31,10 @@ _DETAILS: Final = {
         "replaced typographic quotes around [a string|{n} strings] with plain double quotes"
     ),
     "control_character": "escaped raw control characters inside [a string|{n} strings]",
+    "fullwidth_punctuation": (
+        "replaced [a full-width colon or comma|{n} full-width colons and commas] between "
+        "values with ASCII ones"
+    ),
 }
 
 _CHOICE = re.compile(r"\[([^|\]]*)\|([^\]]*)\]")

@@ -2,9 +2,9 @@
 
 `Rewriter` starts at one candidate position and copies the text through, rewriting
 what models commonly get wrong (trailing commas, single quotes, Python literals,
-comments, unquoted keys, typographic quotes, raw control characters) and counting
-each kind of repair; the standard library's C decoder then does all strict
-validation. The scan only stops at the few characters that can need a repair: long
+comments, unquoted keys, typographic quotes, full-width colons and commas, raw
+control characters) and counting each kind of repair; the standard library's C
+decoder then does all strict validation. The scan only stops at the few characters that can need a repair: long
 runs of ordinary JSON are matched by one regular expression. Choosing where in the
 text to start is the job of `langchain_structx._parse`.
 """
@@ -332,6 +332,12 @@ class Rewriter:
             raise self._fail(f"unexpected word {word[:40]!r}")
         return False
 
+    def _fullwidth(self) -> bool:
+        # Between values (never inside a string, which a run or `_quoted` takes whole)
+        # it can only be structure, as its ASCII twin is.
+        self._count("fullwidth_punctuation")
+        return self._take_run(pat.FULLWIDTH[self.text[self.pos]], False)
+
     def _other(self) -> bool:
         if pat.INCOMPLETE.fullmatch(self.text, self.pos):
             raise self._truncated("the text ends inside a number")
@@ -346,4 +352,5 @@ _HANDLERS: Final[dict[str, Callable[[Rewriter], bool]]] = {
     "-": Rewriter._minus,
     **dict.fromkeys("TFN", Rewriter._python_literal),
     **dict.fromkeys(pat.QUOTES, Rewriter._quoted),
+    **dict.fromkeys(pat.FULLWIDTH, Rewriter._fullwidth),
 }

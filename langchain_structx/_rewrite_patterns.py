@@ -56,9 +56,12 @@ QUOTES: Final = {
     "\u201c": ("\u201c\u201d", "smart_quotes"),
     "\u201d": ("\u201c\u201d", "smart_quotes"),
 }
+# A colon or comma typed in full width (Chinese or Japanese input) between values.
+FULLWIDTH: Final = {"\uff1a": ":", "\uff0c": ","}
 # A closing quote is one followed by a delimiter, so that apostrophes inside survive.
 QUOTE_CLOSE: Final = {
-    closers: re.compile(rf"[{closers}](?=\s*(?:[,:}}\]]|```|\Z))") for closers, _ in QUOTES.values()
+    closers: re.compile(rf"[{closers}](?=\s*(?:[,:}}\]\uff1a\uff0c]|```|\Z))")
+    for closers, _ in QUOTES.values()
 }
 PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
 LITERAL_NAMES: Final = ("true", "false", "null", "True", "False", "None")

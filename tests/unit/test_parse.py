@@ -68,6 +68,12 @@ def test_valid_duplicate_keys_keep_json_semantics_on_the_fast_path() -> None:
         ("[\u2018x\u2019]", ["x"], ["smart_quotes"]),
         ('{"a": "line\nbreak"}', {"a": "line\nbreak"}, ["control_character"]),
         ('{"a": 1, "a": 2,}', {"a": 2}, ["trailing_comma", "duplicate_key"]),
+        ('{"姓名"："李雷"，"年龄"：12}', {"姓名": "李雷", "年龄": 12}, ["fullwidth_punctuation"]),
+        (
+            "{\u201c\u540d\u201d\uff1a[1\uff0c2\uff0c]}",
+            {"\u540d": [1, 2]},
+            ["smart_quotes", "fullwidth_punctuation", "trailing_comma"],
+        ),
     ],
 )
 def test_text_repairs(text: str, value: object, expected: list[str]) -> None:
@@ -115,6 +121,12 @@ def test_duplicate_key_detail_names_the_keys() -> None:
 def test_strings_are_never_rewritten() -> None:
     text = "{'a': \"True, None, // not a comment, 'quoted', x: 1,]\"}"
     assert parse_json(text).value == {"a": "True, None, // not a comment, 'quoted', x: 1,]"}
+    # Full-width punctuation is rewritten between values only, never inside a string.
+    parsed = parse_json("{'注'\uff1a'甲\uff0c乙\uff1a丙'\uff0c\"b\"\uff1a\"x\uff0cy\"}")
+    assert parsed.value == {"注": "甲\uff0c乙\uff1a丙", "b": "x\uff0cy"}
+    assert parsed.repairs[-1].detail == (
+        "replaced 3 full-width colons and commas between values with ASCII ones"
+    )
 
 
 # --- finding the JSON -------------------------------------------------------------
