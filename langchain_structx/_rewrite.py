@@ -4,9 +4,10 @@
 what models commonly get wrong (trailing commas, single quotes, Python literals,
 comments, unquoted keys, typographic quotes, full-width colons and commas, raw
 control characters) and counting each kind of repair; the standard library's C
-decoder then does all strict validation. The scan only stops at the few characters that can need a repair: long
-runs of ordinary JSON are matched by one regular expression. Choosing where in the
-text to start is the job of `langchain_structx._parse`.
+decoder then does all strict validation. The scan only stops at the few characters
+that can need a repair: long runs of ordinary JSON are matched by one regular
+expression. Choosing where in the text to start is the job of
+`langchain_structx._parse`.
 """
 
 from __future__ import annotations
