@@ -18,6 +18,7 @@ import functools
 import json
 import sys
 import types
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
@@ -206,6 +207,13 @@ def _unsupported_because(schema: Any) -> str:
         return " (an instance: pass its class)"
     if isinstance(schema, str):
         return " (a string: pass the class, or the JSON schema as a dict)"
+    if get_origin(schema) is typing.Annotated:
+        # Its metadata (validators, constraints) would be lost with the type alone.
+        return (
+            " (Annotated: pass the type inside it, and put what annotates it on a field or "
+            "in a validator; a union's variants are told apart by their names without a "
+            "discriminator)"
+        )
     plain = (str, int, float, bool, list, dict)
     if get_origin(schema) is not None or any(schema is t for t in plain):
         return " (a plain type: make it a field of a model)"

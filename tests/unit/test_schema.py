@@ -493,8 +493,14 @@ class Legacy(pydantic_v1.BaseModel):
         ('{"type": "object"}', "a string: pass the class, or the JSON schema as a dict"),
         (list[Point], "a plain type: make it a field of a model"),
         (Literal["a", "b"], "a plain type: make it a field of a model"),
+        (
+            typing.Annotated[Point | PointDC, Field(discriminator="kind")],
+            "Annotated: pass the type inside it, and put what annotates it on a field or in "
+            "a validator; a union's variants are told apart by their names without a "
+            "discriminator",
+        ),
     ],
-    ids=["pydantic-v1", "optional", "instance", "json-text", "list", "literal"],
+    ids=["pydantic-v1", "optional", "instance", "json-text", "list", "literal", "annotated"],
 )
 def test_a_near_miss_schema_says_what_to_pass_instead(schema, hint):
     with pytest.raises(SchemaError, match=r"^Unsupported schema ") as info:
