@@ -53,6 +53,8 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
         '("a" | "b")[]'
         >>> render_type({"type": "array", "items": False}), render_type({"not": {}})
         ('[]', 'never')
+        >>> render_type({"type": "array", "prefixItems": [{"type": "string"}], "items": False})
+        '[string]'
     """
     if not isinstance(schema, Mapping):
         # A boolean schema: `true` allows any value, `false` none.
@@ -97,10 +99,21 @@ def _render_typed(schema: Mapping[str, Any], indent: int, listed: bool = False) 
         return _render_object(schema, indent)
     if kind == "array":
         items = schema.get("items", True)
+        if schema.get("prefixItems"):
+            return _render_tuple(schema, items, indent)
         if _matches_nothing(items):
             return "[]"
         return f"{_grouped(items, indent)}[]"
     return str(kind) if kind else "any"
+
+
+def _render_tuple(schema: Mapping[str, Any], items: Any, indent: int) -> str:
+    # `[string, integer]`, with `...T[]` where more items may follow the fixed ones.
+    parts = [render_type(sub, indent) for sub in schema["prefixItems"]]
+    most = schema.get("maxItems")
+    if not ((type(most) is int and most <= len(parts)) or _matches_nothing(items)):
+        parts.append("..." if items in (True, {}) else f"...{_grouped(items, indent)}[]")
+    return f"[{', '.join(parts)}]"
 
 
 def _render_object(schema: Mapping[str, Any], indent: int) -> str:

@@ -192,6 +192,30 @@ def test_render_type_expressions(schema, text):
     assert render_type(schema) == text
 
 
+class Span(BaseModel):
+    pair: tuple[int, int]
+    row: tuple[str, ...]
+
+
+@pytest.mark.parametrize(
+    ("schema", "text"),
+    [
+        (Span.model_json_schema()["properties"]["pair"], "[integer, integer]"),
+        (Span.model_json_schema()["properties"]["row"], "string[]"),
+        ({"type": "array", "prefixItems": [{"type": "string"}], "items": False}, "[string]"),
+        (
+            {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+            "[string, ...integer[]]",
+        ),
+        ({"type": "array", "prefixItems": [{"type": "string"}, True]}, "[string, any, ...]"),
+    ],
+    ids=["pydantic-pair", "pydantic-rest", "closed", "typed-rest", "open"],
+)
+def test_a_tuple_shows_its_items_in_order(schema, text):
+    # It was written as the array of its rest: `[]`, even `any[]` for a Pydantic pair.
+    assert render_type(schema) == text
+
+
 def test_render_schema_nested_object_indents_by_two_spaces():
     schema = {
         "type": "object",
