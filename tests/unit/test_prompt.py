@@ -342,3 +342,31 @@ def test_boolean_schemas_render_as_what_they_allow():
 def test_a_never_matching_shape_is_not_offered_as_any():
     assert render_type({"not": {}}) == "never"
     assert render_type({"anyOf": [False, {"type": "integer"}]}) == "never | integer"
+
+
+def test_a_composition_of_parts_shows_every_part():
+    # `allOf` of more than one part was written as `any`: the model saw no shape.
+    schema = {
+        "$defs": {
+            "Base": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "tags": {"type": "object"}},
+                "required": ["name"],
+            }
+        },
+        "allOf": [
+            {"$ref": "#/$defs/Base"},
+            {"type": "object", "properties": {"barks": {"type": "boolean"}}},
+            {"anyOf": [{"required": ["barks"]}, {"required": ["tags"]}]},
+        ],
+    }
+
+    text = render_schema("Dog", schema)
+
+    assert text == (
+        'Dog {\n  "name": string,\n  "tags": { [key: string]: any }  // optional\n} & {\n'
+        '  "barks": boolean  // optional\n} & (any | any)'
+    )
+    assert render_type(
+        {"type": "object", "properties": {"a": {}}, "allOf": [{"$ref": "#/x/B"}]}
+    ) == ('{\n  "a": any  // optional\n} & B')
