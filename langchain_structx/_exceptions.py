@@ -19,6 +19,7 @@ that breaks the schema.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,10 +108,23 @@ class ValidationIssue:
 
     @property
     def location(self) -> str:
-        """The path as a JSONPath-like string, such as `$.items[0].name`."""
+        """The path as a JSONPath-like string, such as `$.items[0].name`.
+
+        A key that is not a name (`"a.b"`, `"0"`, `""`) is quoted in brackets, so that
+        no path reads as another: `$["a.b"]` is one key, `$.a.b` two.
+
+        Examples:
+            >>> ValidationIssue(("items", 0, "姓名", "a.b", "0"), "").location
+            '$.items[0].姓名["a.b"]["0"]'
+        """
         parts = ["$"]
         for step in self.path:
-            parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+            if isinstance(step, int):
+                parts.append(f"[{step}]")
+            elif step.isidentifier():
+                parts.append(f".{step}")
+            else:
+                parts.append(f"[{json.dumps(step, ensure_ascii=False)}]")
         return "".join(parts)
 
     def __str__(self) -> str:

@@ -723,3 +723,21 @@ def test_ordinary_patterns_still_match_and_fail():
     with pytest.raises(OutputValidationError) as info:
         variant.validate("abc")
     assert str(info.value) == "1 problem with Code:\n- at $: 'abc' does not match '^[A-Z]{3}$'"
+
+
+def test_a_key_that_is_not_a_name_is_quoted_in_the_path():
+    # `$.a.b` read as two keys, `$.0` as an index: the model could not tell which.
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": "integer"} for k in ("a.b", "0", "", "x y", "姓名")},
+    }
+    with pytest.raises(OutputValidationError) as info:
+        normalize(schema).variants[0].validate({k: "?" for k in ("a.b", "0", "", "x y", "姓名")})
+
+    assert sorted(issue.location for issue in info.value.issues) == [
+        "$.姓名",
+        '$[""]',
+        '$["0"]',
+        '$["a.b"]',
+        '$["x y"]',
+    ]
