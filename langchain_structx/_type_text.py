@@ -71,6 +71,7 @@ def _render_all_of(schema: Mapping[str, Any], indent: int) -> str:
     own = {k: v for k, v in schema.items() if k != "allOf"}
     shaped = any(k in own for k in ("type", "properties", "items", "prefixItems"))
     parts = [_grouped(part, indent) for part in [*([own] if shaped else []), *schema["allOf"]]]
+    parts = [p for p in parts if p != "any"] or ["any"]  # a part of only rules says nothing
     return " & ".join(f"({p})" if " & " in p else p for p in parts)
 
 

@@ -370,3 +370,7 @@ def test_a_composition_of_parts_shows_every_part():
     assert render_type(
         {"type": "object", "properties": {"a": {}}, "allOf": [{"$ref": "#/x/B"}]}
     ) == ('{\n  "a": any  // optional\n} & B')
+    # A part of rules alone (`required`) shows no shape, and is not written as `& any`.
+    assert render_type({"properties": {"a": {}}, "allOf": [{"required": ["a"]}]}) == (
+        '{\n  "a": any  // optional\n}'
+    )
