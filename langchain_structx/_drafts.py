@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_structx._bounds import schema_shape_problem
+from langchain_structx._reach import META_SCHEMA_MAP, ONE_SCHEMA, SCHEMA_LIST
 from langchain_structx._validate import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -37,13 +38,10 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _ANCHOR = re.compile(r"#[A-Za-z_][-A-Za-z0-9._]*")
 """A plain-name fragment, which 2020-12 spells as an `$anchor` (without the `#`)."""
 
-_ONE = frozenset(
-    {"additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if"}
-    | {"items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
-)
-_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_MAP = frozenset({"$defs", "definitions", "dependencies", "dependentSchemas"})
-_MAP |= {"patternProperties", "properties"}
+# Where subschemas sit: where validation looks, plus the older drafts' own places.
+_ONE = ONE_SCHEMA | {"additionalItems"}
+_LIST = SCHEMA_LIST | {"items"}  # `items` as a list: a draft-7 tuple
+_MAP = META_SCHEMA_MAP  # with `dependencies`, whose values may be schemas
 
 
 def upgrade(schema: Mapping[str, Any]) -> Mapping[str, Any]:

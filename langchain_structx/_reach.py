@@ -41,13 +41,18 @@ MAX_PATTERNS_COST = 1_000_000
 TYPE_NAMES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _TYPE_LIST = ", ".join(TYPE_NAMES)
 
-_ONE = frozenset(
+ONE_SCHEMA = frozenset(
     {"additionalProperties", "contains", "contentSchema", "else", "if", "items", "not"}
     | {"propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
 )
-_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_MAP = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"})
-_META_MAP = _MAP | {"dependencies"}
+"""Keywords whose value is one subschema (validation reads them; `_drafts` too)."""
+SCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+"""Keywords whose value is a list of subschemas."""
+SCHEMA_MAP = frozenset(
+    {"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"}
+)
+"""Keywords whose value maps names to subschemas."""
+META_SCHEMA_MAP = SCHEMA_MAP | {"dependencies"}
 """The meta-schema also checks the old `dependencies` (validation ignores it; `_drafts`
 rewrites a well-formed one, so only a broken one is left here, for the checks to name)."""
 
@@ -97,7 +102,7 @@ class _Prechecks:
                 raise SchemaError(f"Invalid JSON schema: {problem}, {_place(link, where)}.")
             for pattern in _patterns(node):
                 self._count(pattern)
-            children = _children(node, _META_MAP)
+            children = _children(node, META_SCHEMA_MAP)
             stack.extend((child, _extended(link, steps)) for steps, child in children)
 
     def _count(self, pattern: str) -> None:
@@ -138,7 +143,7 @@ class _Reach:
             self._seen.add(key)
             self._visit(node)
             stack.extend(self._targets(node, resolver))
-            for _, child in _children(node, _MAP):
+            for _, child in _children(node, SCHEMA_MAP):
                 inner = _inner(resolver, child)
                 if inner is not None:
                     stack.append((child, inner))
@@ -183,9 +188,9 @@ def _children(
 ) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     """The objects among `node`'s subschemas, each with the keys that lead to it."""
     for keyword, value in node.items():
-        if keyword in _ONE:
+        if keyword in ONE_SCHEMA:
             pairs: Any = ((None, value),)
-        elif keyword in _LIST and isinstance(value, list):
+        elif keyword in SCHEMA_LIST and isinstance(value, list):
             pairs = enumerate(value)
         elif keyword in maps and isinstance(value, Mapping):
             pairs = value.items()

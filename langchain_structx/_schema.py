@@ -382,9 +382,10 @@ def _variant_name(given: str | None, own: str, index: int | None) -> str:
     """
     generic = "response_format" if index is None else f"response_format_{index + 1}"
     name = given or own or generic
-    cleaned = "".join(ch if ch in _NAME_CHARS else "_" for ch in name.strip())[:64]
+    # Only the first 64 characters can be kept: a tenant's title may be megabytes long.
+    cleaned = "".join(ch if ch in _NAME_CHARS else "_" for ch in name.strip()[:64])
     if cleaned.strip("_"):
         return cleaned
     if not given and any(ch.isalnum() for ch in name):
         return generic
-    raise SchemaError(f"Cannot derive a usable name from {name!r}; pass name=...")
+    raise SchemaError(f"Cannot derive a usable name from {clip(repr(name), 200)}; pass name=...")
