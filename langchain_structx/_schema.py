@@ -14,6 +14,7 @@ This module knows nothing of models or of LangChain.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import sys
@@ -214,6 +215,10 @@ def _unsupported_because(schema: Any) -> str:
             "in a validator; a union's variants are told apart by their names without a "
             "discriminator)"
         )
+    if isinstance(schema, type) and issubclass(schema, tuple) and hasattr(schema, "_fields"):
+        return " (a NamedTuple, which JSON holds as an array: make it a dataclass)"
+    if isinstance(schema, type) and issubclass(schema, enum.Enum):
+        return " (an Enum: make it a field of a model)"
     plain = (str, int, float, bool, list, dict)
     if get_origin(schema) is not None or any(schema is t for t in plain):
         return " (a plain type: make it a field of a model)"

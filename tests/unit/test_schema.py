@@ -1,6 +1,7 @@
 """Schema normalisation: every supported schema form becomes named, validating variants."""
 
 import dataclasses
+import enum
 import gc
 import time
 import typing
@@ -484,6 +485,15 @@ class Legacy(pydantic_v1.BaseModel):
     name: str
 
 
+class Corner(typing.NamedTuple):
+    x: int
+    y: int
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
 @pytest.mark.parametrize(
     ("schema", "hint"),
     [
@@ -493,6 +503,8 @@ class Legacy(pydantic_v1.BaseModel):
         ('{"type": "object"}', "a string: pass the class, or the JSON schema as a dict"),
         (list[Point], "a plain type: make it a field of a model"),
         (Literal["a", "b"], "a plain type: make it a field of a model"),
+        (Corner, "a NamedTuple, which JSON holds as an array: make it a dataclass"),
+        (Colour, "an Enum: make it a field of a model"),
         (
             typing.Annotated[Point | PointDC, Field(discriminator="kind")],
             "Annotated: pass the type inside it, and put what annotates it on a field or in "
@@ -500,7 +512,17 @@ class Legacy(pydantic_v1.BaseModel):
             "discriminator",
         ),
     ],
-    ids=["pydantic-v1", "optional", "instance", "json-text", "list", "literal", "annotated"],
+    ids=[
+        "pydantic-v1",
+        "optional",
+        "instance",
+        "json-text",
+        "list",
+        "literal",
+        "namedtuple",
+        "enum",
+        "annotated",
+    ],
 )
 def test_a_near_miss_schema_says_what_to_pass_instead(schema, hint):
     with pytest.raises(SchemaError, match=r"^Unsupported schema ") as info:
