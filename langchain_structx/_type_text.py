@@ -24,6 +24,9 @@ _CONSTRAINTS = (
     ("format", "{}"),
     ("minItems", "min {} items"),
     ("maxItems", "max {} items"),
+    ("uniqueItems", "no item twice"),
+    ("minProperties", "min {} keys"),
+    ("maxProperties", "max {} keys"),
 )
 
 
@@ -131,21 +134,49 @@ def _render_object(schema: Mapping[str, Any], indent: int) -> str:
     required = set(schema.get("required") or ())
     pad = "  " * (indent + 1)
     names = list(properties)
+    # Keys beyond the named ones, where the schema says what they hold.
+    extra = schema.get("additionalProperties", True)
+    others = None if extra is True or extra == {} or extra is False else extra
+    depends = schema.get("dependentRequired")
+    depends = depends if isinstance(depends, Mapping) else {}
     lines = [
-        _render_field(name, properties[name], name in required, indent + 1, pad, name != names[-1])
+        _render_field(
+            name,
+            properties[name],
+            name in required,
+            indent + 1,
+            pad,
+            others is not None or name != names[-1],
+            _needs(depends.get(name)),
+        )
         for name in names
     ]
+    if others is not None:
+        lines.append(f"{pad}[key: string]: {render_type(others, indent + 1)}")
     return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}"
 
 
+def _needs(names: Any) -> str:
+    # `dependentRequired`: the keys that must come with this one.
+    if not isinstance(names, list) or not names:
+        return ""
+    return "if given, also give " + ", ".join(json.dumps(n, ensure_ascii=False) for n in names)
+
+
 def _render_field(
-    name: str, schema: Mapping[str, Any], required: bool, indent: int, pad: str, comma: bool
+    name: str,
+    schema: Mapping[str, Any],
+    required: bool,
+    indent: int,
+    pad: str,
+    comma: bool,
+    needs: str = "",
 ) -> str:
     # Keys are quoted and fields end in commas as in the JSON to write: small models
     # copy the layout they are shown, unquoted keys included.
     text = f"{pad}{json.dumps(name, ensure_ascii=False)}: {render_type(schema, indent)}"
     text += "," if comma else ""
-    notes = _notes(schema, required)
+    notes = "; ".join(n for n in (_notes(schema, required), needs) if n)
     return f"{text}  // {notes}" if notes else text
 
 
@@ -173,6 +204,8 @@ are shown far more often than to a format name."""
 
 
 def _constraint(key: str, template: str, value: Any) -> str:
+    if key == "uniqueItems":
+        return template if value is True else ""
     if key == "format":
         return _FORMATS.get(str(value), f"format {value}")
     return template.format(value)
@@ -180,6 +213,7 @@ def _constraint(key: str, template: str, value: Any) -> str:
 
 def _constraints(schema: Mapping[str, Any]) -> list[str]:
     parts = [_constraint(key, t, schema[key]) for key, t in _CONSTRAINTS if key in schema]
+    parts = [part for part in parts if part]
     # `X | None` puts the constraints of X inside its branch of anyOf.
     for branch in schema.get("anyOf") or schema.get("oneOf") or ():
         if isinstance(branch, Mapping) and branch.get("type") != "null":

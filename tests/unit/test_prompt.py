@@ -374,3 +374,29 @@ def test_a_composition_of_parts_shows_every_part():
     assert render_type({"properties": {"a": {}}, "allOf": [{"required": ["a"]}]}) == (
         '{\n  "a": any  // optional\n}'
     )
+
+
+def test_rules_on_keys_and_items_are_written_where_they_apply():
+    # Validation enforced these, but the prompt did not mention them, so a model
+    # could only learn them from a failed attempt's feedback.
+    schema = {
+        "type": "object",
+        "properties": {
+            "card": {"type": "string"},
+            "cvv": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "labels": {"type": "object", "maxProperties": 3, "additionalProperties": True},
+        },
+        "additionalProperties": {"type": "integer"},
+        "dependentRequired": {"card": ["cvv"]},
+    }
+
+    assert render_type(schema) == (
+        "{\n"
+        '  "card": string,  // optional; if given, also give "cvv"\n'
+        '  "cvv": string,  // optional\n'
+        '  "tags": string[],  // optional; no item twice\n'
+        '  "labels": { [key: string]: any },  // optional; max 3 keys\n'
+        "  [key: string]: integer\n"
+        "}"
+    )
