@@ -15,10 +15,12 @@ from typing import Any, Final
 
 from langchain_structx._repairs import Parsed, Repair
 
-__all__ = ("coerce",)
+__all__ = ("coerce", "whole_numbers")
 
 _MAX_COERCE_DEPTH: Final = 100
 _MAX_REF_HOPS: Final = 32
+_EXACT_INTEGERS: Final = 2**53
+"""Past this size a float no longer stands for one integer exactly."""
 _INT_TEXT = re.compile(r"\s*[-+]?\d{1,300}(?:\.0*)?\s*")
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(?:\d{1,300}(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,4})?\s*")
 _BOOL_TEXT: Final = {"true": True, "yes": True, "false": False, "no": False}
@@ -57,12 +59,48 @@ def coerce(
     return Parsed(coercer.visit(value, schema, ()), tuple(coercer.repairs))
 
 
+def whole_numbers(value: Any, schema: Mapping[str, Any]) -> Any:
+    """`value` with each whole float where `schema` wants an integer made an `int`.
+
+    JSON Schema counts `1.0` as an integer, so a valid answer may hold one where
+    Python code expects an `int` (as Pydantic's `int` fields give). Nothing else
+    changes, and a value without such a float is returned as it is.
+
+    Examples:
+        >>> whole_numbers({"n": 3.0, "x": 2.0}, {"properties": {"n": {"type": "integer"}}})
+        {'n': 3, 'x': 2.0}
+    """
+    if not _has_whole_float(value):
+        return value
+    return _Coercer(schema, whole_only=True).visit(value, schema, ())
+
+
+def _has_whole_float(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float):
+            if _whole(node):
+                return True
+        elif isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _whole(number: float) -> bool:
+    return number.is_integer() and abs(number) <= _EXACT_INTEGERS
+
+
 class _Coercer:
-    def __init__(self, root: Any, depth: int = 0) -> None:
+    def __init__(self, root: Any, depth: int = 0, *, whole_only: bool = False) -> None:
         self.root = root
         self.depth = depth
         self.repairs: list[Repair] = []
         self.active: set[tuple[int, int]] = set()
+        # Only whole floats to integers, for a value that is already valid.
+        self.whole_only = whole_only
 
     def visit(self, value: Any, schema: Any, path: tuple[str | int, ...]) -> Any:
         schema = self.resolve(schema)
@@ -132,7 +170,7 @@ class _Coercer:
         if any(self.fits(value, branch) for branch in branches):
             return value
         for branch in branches:
-            trial = _Coercer(self.root, self.depth)
+            trial = _Coercer(self.root, self.depth, whole_only=self.whole_only)
             result = trial.visit(value, branch, path)
             if trial.repairs and self.fits(result, branch):
                 self.repairs.extend(trial.repairs)
@@ -140,6 +178,13 @@ class _Coercer:
         return value
 
     def _convert(self, value: Any, schema: Mapping[str, Any], path: tuple[str | int, ...]) -> Any:
+        if self.whole_only:
+            if isinstance(value, float) and _whole(value) and "integer" in _target_types(schema):
+                result = int(value)
+                if _fits_here(result, schema):
+                    self.repairs.append(Repair("coerce_int", "whole number", path))
+                    return result
+            return value
         for target in _target_types(schema):
             if target == "array":
                 wrapped = self._wrap(value, schema, path)

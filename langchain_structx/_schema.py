@@ -35,6 +35,7 @@ from langchain_structx._bounds import (
     clip_path,
     preview,
 )
+from langchain_structx._coerce import whole_numbers
 from langchain_structx._drafts import upgrade
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._guard import UNCHECKABLE, guard
@@ -361,20 +362,20 @@ def _dict_variant(schema: dict[str, Any], name: str | None, index: int | None) -
         origin="json_schema",
         json_schema=schema,
         source=schema,
-        _check=_dict_checker(validator, variant_name, validator.reference_steps),
+        _check=_dict_checker(validator, schema, variant_name),
     )
 
 
 def _dict_checker(
-    validator: JSONSchemaValidator, name: str, steps: int
+    validator: JSONSchemaValidator, schema: dict[str, Any], name: str
 ) -> Callable[[Any, Limits], Any]:
     def check(data: Any, limits: Limits) -> Any:
         issues = validator.issues(data, limits)
         if issues:
             raise OutputValidationError(name, issues)
-        return data
+        return whole_numbers(data, schema)
 
-    return guard(check, name, steps)
+    return guard(check, name, validator.reference_steps)
 
 
 def _variant_name(given: str | None, own: str, index: int | None) -> str:
