@@ -1,17 +1,15 @@
 """The agent face's plumbing: reading its state, extending its requests, writing back.
 
 `middleware.py` holds the public middleware classes; this module holds what they
-do to LangChain's `ModelRequest` and `ModelResponse`, and the cache of error
-objects a run keeps between its model steps.
+do to LangChain's `ModelRequest` and `ModelResponse`. The errors a run keeps
+between its model steps are `_agent_errors`' part.
 """
 
 from __future__ import annotations
 
-import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Annotated, Any, NotRequired, TypeGuard, Union, cast, get_args, get_origin
+from typing import Annotated, Any, NotRequired, Union, cast, get_args, get_origin
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -28,8 +26,7 @@ from typing_extensions import TypedDict
 
 from langchain_structx import _engine, _shell, streaming
 from langchain_structx._plan import CallSpec, Plan, build_plan
-from langchain_structx._progress import Progress, new_progress
-from langchain_structx.errors import AttemptError, StructuredOutputFailure, StructxError
+from langchain_structx._progress import Progress
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 
 JUMP_KEY = "jump_to"
@@ -44,81 +41,8 @@ TYPES_KEY = "structx_response_types"
 ANSWER_KEYS = (RESPONSE_KEY, KIND_KEY, REPORT_KEY)
 """The state keys that hold a turn's answer."""
 
-KEPT_RUNS = 1024
-"""Runs whose error objects one middleware keeps between model steps."""
-
 KEPT_OVERRIDES = 64
 """Replaced response formats whose plans one middleware keeps."""
-
-
-class ErrorCache:
-    """The error objects of unfinished runs, by run id, most recent last.
-
-    The checkpoint keeps each error's text; the objects themselves (with their
-    AI message and issues) are kept here, so that `handle_errors` and the final
-    `StructuredOutputRetryError` see them in full when the run goes on in the
-    same process. Each entry is kept with the last message its run added, so a
-    fork of the thread (two resumptions of one checkpoint) never borrows the
-    other branch's errors. Bounded: the oldest runs are forgotten first.
-    """
-
-    def __init__(self, size: int = KEPT_RUNS) -> None:
-        self._size = size
-        self._runs: OrderedDict[str, tuple[str | None, tuple[AttemptError, ...]]] = OrderedDict()
-        self._deferred: OrderedDict[str, StructxError] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, progress: Progress | None) -> tuple[AttemptError, ...]:
-        """The errors kept for the run `progress` belongs to, as of that progress."""
-        run_id = progress.get("run_id") if progress else None
-        if not run_id:
-            return ()
-        with self._lock:
-            kept = self._runs.get(run_id)
-        if kept is None or kept[0] != progress.get("last_id"):  # type: ignore[union-attr]
-            return ()
-        return kept[1]
-
-    def keep(self, result: _engine.RunResult) -> None:
-        """Keep the errors of an unfinished run; forget a finished one."""
-        progress = result.progress
-        run_id = progress.get("run_id") if progress else None
-        if not run_id:
-            return
-        with self._lock:
-            if result.report is not None or not result.errors:
-                self._runs.pop(run_id, None)
-                return
-            self._runs[run_id] = (progress.get("last_id"), result.errors)  # type: ignore[union-attr]
-            self._runs.move_to_end(run_id)
-            while len(self._runs) > self._size:
-                self._runs.popitem(last=False)
-
-    def forget(self, progress: Progress | None) -> None:
-        """Drop what is kept for the run `progress` belongs to (it has failed)."""
-        run_id = progress.get("run_id") if progress else None
-        if run_id:
-            with self._lock:
-                self._runs.pop(run_id, None)
-
-    def defer(self, error: StructxError) -> str:
-        """Keep a failure to raise at the run's next step; returns its key."""
-        key = uuid.uuid4().hex
-        with self._lock:
-            self._deferred[key] = error
-            while len(self._deferred) > self._size:
-                self._deferred.popitem(last=False)
-        return key
-
-    def take_deferred(self, key: str) -> StructxError | None:
-        """The failure kept under `key`, if this process kept it; it is kept no longer.
-
-        Taken once, so that failures (and the replies they hold) never pile up:
-        a retry middleware that calls the model step again gets the failure's
-        wording instead.
-        """
-        with self._lock:
-            return self._deferred.pop(key, None)
 
 
 class RequestPlans:
@@ -173,74 +97,6 @@ def progress_in(progress: Progress | None, messages: Sequence[Any]) -> tuple[Pro
     if last_id is not None and not _only_tool_results_after(messages, last_id):
         return None, False
     return progress, False
-
-
-def raise_deferred(progress: Progress | None, errors: ErrorCache) -> None:
-    """Raise the failure an earlier step of this run put off, if there is one.
-
-    Raises:
-        StructxError: The failure, as it was raised; a generic
-            `StructuredOutputFailure` with its wording when another process kept it.
-    """
-    key = progress.get("deferred") if progress else None
-    if not key:
-        return
-    error = errors.take_deferred(key)
-    if error is None:
-        text = "; ".join(progress["errors"][-1:]) if progress else ""
-        error = StructuredOutputFailure(f"The structured-output run failed: {text}")
-    raise error
-
-
-def may_defer(
-    error: Exception, request: ModelRequest[Any], progress: Progress | None
-) -> TypeGuard[StructxError]:
-    """Whether a failed first step should clear an earlier turn's answer before raising.
-
-    A node that raises writes nothing, so a turn that fails at its first model
-    step would leave the previous turn's answer in the thread. Only our own
-    failures are put off (a model's own exception stays with the retry middleware
-    around us), and only when there is an answer to clear.
-    """
-    if progress is not None or not isinstance(error, StructxError):
-        return False
-    return any(request.state.get(key) is not None for key in ANSWER_KEYS)
-
-
-def put_off(
-    error: Exception,
-    request: ModelRequest[Any],
-    progress: Progress | None,
-    errors: ErrorCache,
-    one_call: bool,
-) -> ExtendedModelResponse[Any]:
-    """Raise `error`, or put it off for a step that first clears an earlier answer.
-
-    Only a run with one attempt per model step (`one_call`) can put it off: the
-    next model step, which raises it, comes through the graph.
-    """
-    if isinstance(error, StructxError):
-        errors.forget(progress)  # the run is over; a model's own exception may be retried
-    if not (one_call and may_defer(error, request, progress)):
-        raise error
-    return deferral(error, request, errors)
-
-
-def deferral(
-    error: StructxError, request: ModelRequest[Any], errors: ErrorCache
-) -> ExtendedModelResponse[Any]:
-    """The model step that clears the answer keys and sends the run back to raise `error`."""
-    progress = new_progress()
-    progress["retry"] = True
-    progress["deferred"] = errors.defer(error)
-    progress["errors"] = [f"{type(error).__name__}: {error}"]
-    if request.messages:
-        progress["last_id"] = request.messages[-1].id
-    update = {PROGRESS_KEY: progress, JUMP_KEY: "model", **_shell.reset_structured_output(None)}
-    return ExtendedModelResponse(
-        model_response=ModelResponse(result=[], structured_response=None),
-        command=Command(update=update),
-    )
 
 
 def _only_tool_results_after(messages: Sequence[Any], message_id: str | None) -> bool:

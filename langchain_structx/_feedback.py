@@ -344,7 +344,10 @@ def earlier_errors(progress: Any, known: Sequence[AttemptError]) -> list[Attempt
     """
     if len(known) == len(progress["errors"]):
         return list(known)
+    # The checkpoint keeps each error as `kind: wording`.
     return [
-        EarlierAttemptError(text, kind=cast("FailureKind", kind), attempt=n)
+        EarlierAttemptError(
+            text.removeprefix(f"{kind}: "), kind=cast("FailureKind", kind), attempt=n
+        )
         for n, (text, kind) in enumerate(zip(progress["errors"], progress["kinds"], strict=True), 1)
     ]

@@ -41,7 +41,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypeForm, TypeVar, Unpack
 
-from langchain_structx import _agent, _engine, _router, _shell
+from langchain_structx import _agent, _agent_errors, _engine, _router, _shell
 from langchain_structx._agent import PROGRESS_KEY
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._deprecated import moved
@@ -138,7 +138,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         self.tools = []
         self.state_schema = _agent.typed_state_schema(StructuredAgentState, self.plan)
         self._plans = _agent.RequestPlans(self.plan)
-        self._errors = _agent.ErrorCache()
+        self._errors = _agent_errors.ErrorCache()
 
     def retry_router(self) -> StructuredOutputRetryRouter:
         """The companion that sends each retry back through the agent's model step.
@@ -177,7 +177,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress, answered = _agent.progress_of(request)
         if answered:
             return _agent.already_answered(request)
-        _agent.raise_deferred(progress, self._errors)
+        progress = _agent_errors.raise_deferred(progress, self._errors)
         plan = self._plans.for_request(request)
 
         def call(step: _engine.CallModel) -> AIMessage:
@@ -186,7 +186,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         try:
             return _shell.run(plan, self._loop(plan, request, progress), call, self._respond)
         except Exception as error:  # noqa: BLE001 - re-raised unless put off
-            return _agent.put_off(error, request, progress, self._errors, self._one_call)
+            return _agent_errors.put_off(error, request, progress, self._errors, self._one_call)
 
     async def awrap_model_call(
         self,
@@ -197,7 +197,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress, answered = _agent.progress_of(request)
         if answered:
             return _agent.already_answered(request)
-        _agent.raise_deferred(progress, self._errors)
+        progress = _agent_errors.raise_deferred(progress, self._errors)
         plan = self._plans.for_request(request)
 
         async def call(step: _engine.CallModel) -> AIMessage:
@@ -206,7 +206,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         try:
             return await _shell.arun(plan, self._loop(plan, request, progress), call, self._respond)
         except Exception as error:  # noqa: BLE001 - re-raised unless put off
-            return _agent.put_off(error, request, progress, self._errors, self._one_call)
+            return _agent_errors.put_off(error, request, progress, self._errors, self._one_call)
 
     def wrap_tool_call(
         self,

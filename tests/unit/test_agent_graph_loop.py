@@ -56,6 +56,9 @@ BAD_TOOL = AIMessage("", tool_calls=[tool_call("Contact", {"name": "Ada"})])
 GOOD_TOOL = AIMessage(
     "", tool_calls=[tool_call("Contact", {"name": "Ada", "email": "ada@example.org"})]
 )
+GOOD_BOB = AIMessage(
+    "", tool_calls=[tool_call("Contact", {"name": "Bob", "email": "bob@example.org"})]
+)
 BAD_TEXT = '{"name": "Ada"}'
 GOOD_TEXT = '{"name": "Ada", "email": "ada@example.org"}'
 
@@ -204,6 +207,8 @@ def test_attempts_usage_and_budget_survive_a_resume_from_a_checkpoint(same_proce
     assert isinstance(first, EarlierAttemptError) is not same_process
     assert first.kind == "validation" and first.attempt == 1
     assert "email" in str(first)
+    # The same wording as the error it stands for, with no `kind: ` before it.
+    assert str(first).startswith("The answer does not match Contact")
     assert len(model.calls) == 3
 
 
@@ -319,7 +324,7 @@ def test_a_first_step_failure_clears_the_earlier_answer_then_raises_its_own_erro
     assert state["structured_output_report"] is None
 
 
-def test_a_put_off_failure_resumed_elsewhere_raises_its_wording() -> None:
+def test_a_put_off_failure_resumed_elsewhere_is_raised_as_what_it_was() -> None:
     model = ScriptedChatModel(responses=[GOOD_TOOL, BAD_TOOL])
     saver = InMemorySaver()
     thread = {"configurable": {"thread_id": "t"}}
@@ -329,11 +334,36 @@ def test_a_put_off_failure_resumed_elsewhere_raises_its_wording() -> None:
     paused.invoke({"messages": [("user", "And Bob?")]}, thread)
     assert paused.get_state(thread).values["structured_response"] is None
 
-    # Another process has none of the first one's error objects.
+    # Another process has none of the first one's error objects: it rebuilds the
+    # retry error from the checkpoint (it used to raise a bare failure).
     elsewhere = create_agent(model, **options)
-    with pytest.raises(StructuredOutputFailure, match="StructuredOutputRetryError: Structured"):
+    with pytest.raises(StructuredOutputRetryError) as caught:
         elsewhere.invoke(None, thread)
+    error = caught.value
+    assert error.n_attempts == 1 and error.attempt == 1
+    (first,) = error.errors
+    assert isinstance(first, EarlierAttemptError)
+    assert first.kind == "validation"
+    assert str(first).startswith("Failed to parse structured output for tool 'Contact'")
+    assert "email" in str(first)
     assert len(model.calls) == 2
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_turn_resumed_after_its_put_off_failure_asks_the_model_again(mode: str) -> None:
+    # As LangChain's model step does when a thread is resumed after an error.
+    # The step that raised the failure used to raise it again on every resume.
+    agent, model, _ = earlier_answer_then([BAD_TOOL, GOOD_BOB])
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StructuredOutputRetryError):
+        invoke(agent, mode, {"messages": [("user", "And Bob?")]}, thread)
+    assert len(model.calls) == 2
+
+    state = invoke(agent, mode, None, thread)
+
+    assert state["structured_response"] == Contact(name="Bob", email="bob@example.org")
+    assert state["structured_output_report"]["attempts"] == 1
+    assert len(model.calls) == 3
 
 
 def test_a_model_exception_reaches_the_retry_middleware_around_us() -> None:
@@ -424,16 +454,21 @@ def test_with_tools_a_retry_still_goes_back_to_the_model(strategy: str) -> None:
 
 def test_a_put_off_failure_is_kept_until_it_is_raised_and_no_longer() -> None:
     # The kept error holds the model's reply: it must not outlive its raise.
-    from langchain_structx._agent import ErrorCache
+    from langchain_structx._agent_errors import ErrorCache
 
     cache = ErrorCache(size=2)
     error = StructuredOutputFailure("bad")
     key = cache.defer(error)
+    assert not cache.raised(key)
     assert cache.take_deferred(key) is error
     assert cache.take_deferred(key) is None
+    assert cache.raised(key)  # only its key is remembered, to tell a resume
     keys = [cache.defer(StructuredOutputFailure(str(n))) for n in range(3)]
     assert cache.take_deferred(keys[0]) is None  # the oldest was let go
+    assert not cache.raised(keys[0])
     assert str(cache.take_deferred(keys[2])) == "2"
+    assert str(cache.take_deferred(keys[1])) == "1"
+    assert [cache.raised(k) for k in (key, keys[2], keys[1])] == [False, True, True]  # bounded
 
 
 def test_plans_of_replaced_formats_are_kept_per_format_and_bounded() -> None:

@@ -1,0 +1,202 @@
+"""The agent face's errors between model steps: kept for the run, or put off.
+
+A run that spans model steps keeps its error objects here (the checkpoint has
+only their wording), so `handle_errors` and the final error see them in full in
+the same process. A run that fails at its first step while the thread still
+holds an earlier answer clears that answer first and raises at the next step:
+`put_off` and `raise_deferred` are the two halves.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from typing import Any, TypeGuard
+
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
+from langgraph.types import Command
+
+from langchain_structx import _engine, _shell
+from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY
+from langchain_structx._feedback import earlier_errors
+from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
+from langchain_structx.errors import (
+    AttemptError,
+    StructuredOutputFailure,
+    StructuredOutputRetryError,
+    StructxError,
+)
+
+KEPT_RUNS = 1024
+"""Runs whose error objects one middleware keeps between model steps."""
+
+
+class ErrorCache:
+    """The error objects of unfinished runs, by run id, most recent last.
+
+    The checkpoint keeps each error's text; the objects themselves (with their
+    AI message and issues) are kept here, so that `handle_errors` and the final
+    `StructuredOutputRetryError` see them in full when the run goes on in the
+    same process. Each entry is kept with the last message its run added, so a
+    fork of the thread (two resumptions of one checkpoint) never borrows the
+    other branch's errors. Bounded: the oldest runs are forgotten first.
+    """
+
+    def __init__(self, size: int = KEPT_RUNS) -> None:
+        self._size = size
+        self._runs: OrderedDict[str, tuple[str | None, tuple[AttemptError, ...]]] = OrderedDict()
+        self._deferred: OrderedDict[str, StructxError] = OrderedDict()
+        self._raised: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, progress: Progress | None) -> tuple[AttemptError, ...]:
+        """The errors kept for the run `progress` belongs to, as of that progress."""
+        run_id = progress.get("run_id") if progress else None
+        if not run_id:
+            return ()
+        with self._lock:
+            kept = self._runs.get(run_id)
+        if kept is None or kept[0] != progress.get("last_id"):  # type: ignore[union-attr]
+            return ()
+        return kept[1]
+
+    def keep(self, result: _engine.RunResult) -> None:
+        """Keep the errors of an unfinished run; forget a finished one."""
+        progress = result.progress
+        run_id = progress.get("run_id") if progress else None
+        if not run_id:
+            return
+        with self._lock:
+            if result.report is not None or not result.errors:
+                self._runs.pop(run_id, None)
+                return
+            self._runs[run_id] = (progress.get("last_id"), result.errors)  # type: ignore[union-attr]
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > self._size:
+                self._runs.popitem(last=False)
+
+    def forget(self, progress: Progress | None) -> None:
+        """Drop what is kept for the run `progress` belongs to (it has failed)."""
+        run_id = progress.get("run_id") if progress else None
+        if run_id:
+            with self._lock:
+                self._runs.pop(run_id, None)
+
+    def defer(self, error: StructxError) -> str:
+        """Keep a failure to raise at the run's next step; returns its key."""
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._deferred[key] = error
+            while len(self._deferred) > self._size:
+                self._deferred.popitem(last=False)
+        return key
+
+    def take_deferred(self, key: str) -> StructxError | None:
+        """The failure kept under `key`, if this process kept it; it is kept no longer.
+
+        Taken once, so that failures (and the replies they hold) never pile up:
+        a retry middleware that calls the model step again gets the failure's
+        wording instead.
+        """
+        with self._lock:
+            error = self._deferred.pop(key, None)
+            if error is not None:
+                self._raised[key] = None
+                while len(self._raised) > self._size:
+                    self._raised.popitem(last=False)
+            return error
+
+    def raised(self, key: str) -> bool:
+        """Whether this process has raised the failure put off under `key`."""
+        with self._lock:
+            return key in self._raised
+
+
+def raise_deferred(progress: Progress | None, errors: ErrorCache) -> Progress | None:
+    """Raise the failure an earlier step of this run put off, if there is one.
+
+    Returns:
+        The progress to go on with. None when this process has raised the
+        failure already and the step runs again (the thread is resumed after
+        the error): that starts a new run, as LangChain's model step, resumed
+        after an error, calls the model again.
+
+    Raises:
+        StructxError: The failure, as it was raised. When another process kept
+            it, a `StructuredOutputRetryError` rebuilt from the checkpointed
+            attempts, or else a `StructuredOutputFailure` with its wording.
+    """
+    key = progress.get("deferred") if progress else None
+    if not key or progress is None:
+        return progress
+    error = errors.take_deferred(key)
+    if error is None and errors.raised(key):
+        return None
+    if error is None and progress["kinds"]:
+        usage = as_usage(progress["usage"])
+        error = StructuredOutputRetryError(
+            earlier_errors(progress, ()), ai_message=None, usage=usage
+        )
+    if error is None:
+        text = "; ".join(progress["errors"][-1:])
+        error = StructuredOutputFailure(f"The structured-output run failed: {text}")
+    raise error
+
+
+def may_defer(
+    error: Exception, request: ModelRequest[Any], progress: Progress | None
+) -> TypeGuard[StructxError]:
+    """Whether a failed first step should clear an earlier turn's answer before raising.
+
+    A node that raises writes nothing, so a turn that fails at its first model
+    step would leave the previous turn's answer in the thread. Only our own
+    failures are put off (a model's own exception stays with the retry middleware
+    around us), and only when there is an answer to clear.
+    """
+    if progress is not None or not isinstance(error, StructxError):
+        return False
+    return any(request.state.get(key) is not None for key in ANSWER_KEYS)
+
+
+def put_off(
+    error: Exception,
+    request: ModelRequest[Any],
+    progress: Progress | None,
+    errors: ErrorCache,
+    one_call: bool,
+) -> ExtendedModelResponse[Any]:
+    """Raise `error`, or put it off for a step that first clears an earlier answer.
+
+    Only a run with one attempt per model step (`one_call`) can put it off: the
+    next model step, which raises it, comes through the graph.
+    """
+    if isinstance(error, StructxError):
+        errors.forget(progress)  # the run is over; a model's own exception may be retried
+    if not (one_call and may_defer(error, request, progress)):
+        raise error
+    return deferral(error, request, errors)
+
+
+def deferral(
+    error: StructxError, request: ModelRequest[Any], errors: ErrorCache
+) -> ExtendedModelResponse[Any]:
+    """The model step that clears the answer keys and sends the run back to raise `error`."""
+    progress = new_progress()
+    progress["retry"] = True
+    progress["deferred"] = errors.defer(error)
+    progress["errors"] = [f"{type(error).__name__}: {error}"]
+    if isinstance(error, StructuredOutputRetryError):
+        # What another process needs to raise it again as what it is.
+        progress["errors"] = [f"{e.kind}: {e}" for e in error.errors]
+        progress["kinds"] = [e.kind for e in error.errors]
+        progress["attempts"] = error.n_attempts
+        if error.usage is not None:
+            progress["usage"] = as_tokens(error.usage)
+    if request.messages:
+        progress["last_id"] = request.messages[-1].id
+    update = {PROGRESS_KEY: progress, JUMP_KEY: "model", **_shell.reset_structured_output(None)}
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=[], structured_response=None),
+        command=Command(update=update),
+    )
