@@ -186,7 +186,10 @@ class Plan:
         forced = forced or strategy != "tool"
         if strategy == "tool":
             dialect = native if native == "gemini" else None
-        json_mode = json_mode and self.json_mode and strategy == "prompted"
+        # Anthropic has no JSON mode: its client fails on `json_object` before sending.
+        json_mode = (
+            json_mode and self.json_mode and strategy == "prompted" and native != "anthropic"
+        )
         key = f"{strategy}:{dialect}:{alone}:{json_mode}:{forced}"
         found = self._specs.get(key)
         if found is None:
@@ -246,12 +249,8 @@ class Plan:
                 tool_restore={name: undo for name, (_, undo) in shaped.items() if undo},
             )
         rewritten = {v.name: self._variant_in(v, dialect) for v in self.schemas.variants}
-        return CallSpec(
-            strategy="tool",
-            tools=tuple(_tool(v, rewritten[v.name].schema) for v in self.schemas.variants),
-            tool_choice=choice,
-            tool_restore=rewritten,
-        )
+        tools = tuple(_tool(v, rewritten[v.name].schema) for v in self.schemas.variants)
+        return CallSpec(strategy="tool", tools=tools, tool_choice=choice, tool_restore=rewritten)
 
     def _variant_in(self, variant: Variant, dialect: Dialect) -> Transformed:
         found = transform(
