@@ -1,8 +1,12 @@
-"""`typing.TypedDict` on Python < 3.12, which Pydantic does not accept there.
+"""TypedDicts rebuilt for Pydantic: stdlib ones before 3.12, and LangChain's field notes.
 
 Users write `from typing import TypedDict` all the time, but before 3.12 Pydantic
-only takes `typing_extensions.TypedDict`. Such classes (and TypedDicts nested in
-their fields) are rebuilt as `typing_extensions` ones with the same keys and docs.
+only takes `typing_extensions.TypedDict`. And LangChain's `with_structured_output`
+reads a field written `Annotated[T, default, "description"]` as optional when the
+default is not `...`, with that description; Pydantic ignores both. Such classes
+(and TypedDicts nested in their fields) are rebuilt as `typing_extensions` ones
+with the same keys and docs, each such field as `NotRequired` (or `Required`) with
+a `Field(description=...)`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import weakref
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import typing_extensions
+from pydantic import Field
 
 # The classes rebuilt so far, kept while the user's class lives. A class that refers
 # to itself (a tree) or to one that refers back is registered before its fields are
@@ -24,24 +29,24 @@ _LOCK = threading.RLock()
 
 
 def pydantic_ready(tp: Any) -> Any:
-    """`tp`, or on Python < 3.12 the same type with its stdlib TypedDicts rebuilt.
+    """`tp`, or the same type with the TypedDicts Pydantic would misread rebuilt.
 
     Examples:
         >>> from typing import TypedDict
         >>> class City(TypedDict):
-        ...     name: str
-        >>> typing_extensions.is_typeddict(pydantic_ready(list[City]).__args__[0])
-        True
+        ...     name: Annotated[str, ..., "Its usual name"]
+        ...     country: Annotated[str | None, None, "Where it is"]
+        >>> ready = pydantic_ready(list[City]).__args__[0]
+        >>> sorted(ready.__required_keys__), sorted(ready.__optional_keys__)
+        (['name'], ['country'])
     """
-    if sys.version_info >= (3, 12):
-        return tp
     with _LOCK:
         return _rebuild(tp)
 
 
 def _rebuild(tp: Any) -> Any:
-    if _is_stdlib_typeddict(tp):
-        return _rebuild_typeddict(tp)
+    if _is_typeddict(tp):
+        return _rebuild_typeddict(tp) if tp in _REBUILT or _needs_rebuild(tp, set()) else tp
     origin, args = get_origin(tp), get_args(tp)
     if origin is None or not args:
         return tp
@@ -63,15 +68,62 @@ class _Probe(typing_extensions.TypedDict):
 _EXTENSIONS_META = type(_Probe)
 
 
-def _is_stdlib_typeddict(tp: Any) -> bool:
-    return isinstance(tp, type) and typing.is_typeddict(tp) and type(tp) is not _EXTENSIONS_META
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and typing_extensions.is_typeddict(tp)
+
+
+def _needs_rebuild(tp: Any, seen: set[Any]) -> bool:
+    """Whether `tp` is (or holds) a TypedDict that Pydantic would reject or misread."""
+    if not _is_typeddict(tp):
+        return any(_needs_rebuild(arg, seen) for arg in get_args(tp))
+    if tp in seen:
+        return False
+    seen.add(tp)
+    if sys.version_info < (3, 12) and type(tp) is not _EXTENSIONS_META:
+        return True
+    hints = _own_hints(tp).values()
+    return any(_noted(hint) is not None or _needs_rebuild(hint, seen) for hint in hints)
+
+
+def _own_hints(tp: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(tp, include_extras=True)
+    except Exception:  # noqa: BLE001 - a forward reference Pydantic will name itself
+        return {}
+
+
+def _noted(hint: Any) -> tuple[Any, bool] | None:
+    """LangChain's `Annotated[T, default, "description"]`: the type, and whether it is required.
+
+    Only the forms LangChain documents: `...` or a plain default, then an optional
+    description. Metadata of other kinds (Pydantic's `Field`, constraints) is Pydantic's.
+    """
+    if get_origin(_strip_required(hint)) is not Annotated:
+        return None
+    inner, *notes = get_args(_strip_required(hint))
+    plain = (type(None), type(...), str, int, float, bool, list, dict)
+    if not notes or len(notes) > 2 or not isinstance(notes[0], plain):
+        return None
+    if len(notes) == 1 and notes[0] is not ...:
+        return None  # a lone value: a description or a default, LangChain cannot tell
+    if len(notes) == 2 and not isinstance(notes[1], str):
+        return None
+    described = Annotated[inner, Field(description=notes[1])] if len(notes) == 2 else inner
+    return described, notes[0] is ...
 
 
 def _rebuild_typeddict(tp: Any) -> Any:
     if tp in _REBUILT:
         return _REBUILT[tp]
     hints = typing.get_type_hints(tp, include_extras=True)
-    required = {key: key in tp.__required_keys__ for key in hints}
+    # The hint's own qualifier first: written as a string (`from __future__ import
+    # annotations`), `NotRequired[...]` is missing from `__required_keys__`.
+    required = {key: _required(hint, key in tp.__required_keys__) for key, hint in hints.items()}
+    for key, hint in hints.items():
+        noted = _noted(hint)
+        if noted is not None:
+            hints[key] = noted[0]
+            required[key] = required[key] and noted[1]
     # First with the right keys and placeholder types, then with the real types.
     rebuilt = typing_extensions.TypedDict(  # type: ignore[misc]
         tp.__name__, {key: _qualified(Any, required[key]) for key in hints}
@@ -94,6 +146,15 @@ def _qualified(inner: Any, required: bool) -> Any:
     if required:
         return typing_extensions.Required[inner]
     return typing_extensions.NotRequired[inner]
+
+
+def _required(hint: Any, default: bool) -> bool:
+    origin = get_origin(hint)
+    if origin in (typing.Required, typing_extensions.Required):
+        return True
+    if origin in (typing.NotRequired, typing_extensions.NotRequired):
+        return False
+    return default
 
 
 def _strip_required(hint: Any) -> Any:
