@@ -352,7 +352,12 @@ class LcelRun:
         tracker.feed(chunk)
         values = [event["value"] for event in events]
         events.clear()
-        if not self.include_raw or not values:
+        if not self.include_raw:
+            # LangChain adds up a stream's chunks with `+`: partial lists or strings
+            # would be joined end to end (and `True + True` is 2), where dicts give
+            # way to the next. So only object roots show partials.
+            return [value for value in values if isinstance(value, dict)]
+        if not values:
             return values
         # Joining the reply so far costs its whole size (more, with many tool
         # calls), so it is joined only as it grows by half, with the newest value.

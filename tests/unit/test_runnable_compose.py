@@ -235,3 +235,35 @@ def test_the_runnable_declares_its_types() -> None:
     raw: Any = with_structured_output(ScriptedChatModel(), City, include_raw=True)
     assert raw.OutputType is dict
     assert raw.InputType is LanguageModelInput
+
+
+@pytest.mark.parametrize(
+    ("schema", "answer"),
+    [
+        ({"type": "array", "items": {"type": "integer"}}, [1, 22, 333, 4444, 55555, 666666]),
+        ({"type": "string"}, "hello world, a long string to stream in many pieces"),
+    ],
+    ids=["array", "string"],
+)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_chain_after_a_streamed_non_object_answer_gets_the_answer(
+    schema: dict[str, Any], answer: Any, mode: str
+) -> None:
+    # LangChain adds up streamed chunks with `+`: growing lists and strings were
+    # joined end to end, and the next step got a value no attempt produced.
+    seen: list[Any] = []
+    # The tool strategy sends a non-object root wrapped in an object, and shows
+    # partials of what it wraps.
+    reply = AIMessage("", tool_calls=[tool_call("Out", {"value": answer}, id="c1")])
+    model = ScriptedChatModel(responses=[reply])
+    chain = with_structured_output(model, ToolStrategy({"title": "Out", **schema})) | (
+        RunnableLambda(lambda value: seen.append(value) or value)
+    )
+
+    if mode == "sync":
+        items = list(chain.stream("Go"))
+    else:
+        items = [item async for item in chain.astream("Go")]
+
+    assert seen == [answer]
+    assert items[-1] == answer
