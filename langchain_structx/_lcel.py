@@ -319,7 +319,14 @@ class LcelRun:
         return await bound.ainvoke(prompt, config)  # type: ignore[no-any-return]
 
     def stream(self, step: _engine.CallModel) -> Iterator[Any]:
-        """One streamed model call: partial outputs as they grow, then `Done(reply)`."""
+        """One streamed model call: partial outputs as they grow, then `Done(reply)`.
+
+        A call its provider must not get streamed (Workers AI's structured calls,
+        see `_quirks`) is made whole: `stream()` would send `stream: true` anyway.
+        """
+        if step.spec.model_settings.get("stream") is False:
+            yield Done(self.call(step))
+            return
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
@@ -330,6 +337,9 @@ class LcelRun:
 
     async def astream(self, step: _engine.CallModel) -> AsyncIterator[Any]:
         """Async form of `stream`."""
+        if step.spec.model_settings.get("stream") is False:
+            yield Done(await self.acall(step))
+            return
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)

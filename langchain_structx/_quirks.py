@@ -41,7 +41,10 @@ def for_model(spec: CallSpec, model: Any) -> CallSpec:
     found: CallSpec | None = spec.derived.get("unstreamed")
     if found is None:
         settings = {**spec.model_settings, "stream": False}
-        found = spec.derived["unstreamed"] = replace(spec, model_settings=settings)
+        # Its own cache of what shells build from it: a binding made with the
+        # streaming settings must not be taken for this one.
+        found = replace(spec, model_settings=settings, derived={})
+        spec.derived["unstreamed"] = found
     return found
 
 

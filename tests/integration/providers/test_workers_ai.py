@@ -190,3 +190,46 @@ def test_a_fenced_reply_is_read(via: str) -> None:
     assert state["structured_response"] == Parcel(label="box")
     assert state["structured_output_report"]["repairs"]
     assert server.violations == []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("via", ROUTES)
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
+def test_the_runnable_never_streams_a_structured_call(method: str, via: str, mode: str) -> None:
+    # `stream()` on a LangChain model sends `stream: true` whatever it was bound
+    # with: the runnable's stream sent JSON mode with streaming (refused) and lost
+    # the tool calls of the compatible route.
+    import asyncio
+
+    from langchain_structx import with_structured_output
+
+    with FakeWorkersAI(answer) as server:
+        runnable = with_structured_output(client(server, via), Parcel, method=method)
+        if mode == "sync":
+            items = list(runnable.stream("Describe the parcel as JSON."))
+        else:
+
+            async def collect() -> list[object]:
+                return [item async for item in runnable.astream("Describe the parcel as JSON.")]
+
+            items = asyncio.run(collect())
+    assert items == [Parcel(label="box")]
+    assert [body.get("stream") for body in server.requests] == [False]
+    assert server.violations == []
+
+
+def test_the_unstreamed_request_has_its_own_cache_of_built_pieces() -> None:
+    # It shared its spec's cache, so a binding made for a streamed call on one
+    # model could be taken for the unstreamed call on Workers AI, and back.
+    from langchain_structx._plan import CallSpec
+    from langchain_structx._quirks import for_model
+
+    with FakeWorkersAI(answer) as server:
+        model = client(server, "cloudflare")
+    spec = CallSpec(strategy="prompted")
+    spec.derived["lcel"] = "bound for another model"
+    unstreamed = for_model(spec, model)
+
+    assert unstreamed.model_settings == {"stream": False}
+    assert "lcel" not in unstreamed.derived
+    assert for_model(spec, model) is unstreamed
