@@ -40,7 +40,7 @@ from langchain_structx._drafts import upgrade
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._guard import UNCHECKABLE, guard
 from langchain_structx._typeddicts import pydantic_ready
-from langchain_structx._unions import split_union
+from langchain_structx._unions import from_tool_format, split_union
 from langchain_structx._validate import JSONSchemaValidator
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -161,7 +161,8 @@ def _flatten(schema: Any) -> Iterator[Any]:
             yield from _flatten(arg)
         return
     if isinstance(schema, Mapping):
-        schema = upgrade(schema)  # an older draft's forms, in Draft 2020-12's words
+        # A tool definition's parameters; an older draft's forms in Draft 2020-12's words.
+        schema = upgrade(from_tool_format(schema))
         parts = split_union(schema)
         if parts is not None:
             yield from parts

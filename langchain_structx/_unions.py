@@ -1,7 +1,10 @@
 """Parts of a JSON schema moved to a root of their own, only when that keeps their meaning.
 
-Two things take a part out of a schema dict and make it the root of another:
+Three things take a part out of a schema dict and make it the root of another:
 
+- a tool definition (OpenAI's function format, Anthropic's tool format), which
+  `with_structured_output` takes as a schema, gives up its parameters, a schema
+  document of their own, named after the tool (`from_tool_format`);
 - a top-level `anyOf`/`oneOf` of objects becomes one variant per branch
   (`split_union`), so that the model names the shape it answers with;
 - `structx extract --many` puts the whole schema under `items` of a list.
@@ -41,6 +44,35 @@ _CONSTRAINING = frozenset(Draft202012Validator.VALIDATORS) | {"then", "else"}
 _SCOPING = frozenset({"$id", "$anchor", "$dynamicAnchor", "$dynamicRef"})
 _SCOPING |= {"$recursiveRef", "$recursiveAnchor"}
 """Keywords that change where a reference leads, or lead somewhere only known at run time."""
+
+
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
+_ANTHROPIC_KEYS = frozenset({"name", "description", "input_schema", "type", "cache_control"})
+
+
+def from_tool_format(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The parameters of a tool definition as a schema named after the tool, else `schema`.
+
+    Takes OpenAI's function (`{"name", "description", "parameters"}`, bare or as
+    `{"type": "function", "function": ...}`) and Anthropic's tool (`input_schema`).
+    Such a dict has none of JSON Schema's keywords at its top, so it cannot be
+    meant as a schema itself: read as one, it would accept any value.
+
+    Examples:
+        >>> tool = {"name": "City", "parameters": {"type": "object", "title": "Args"}}
+        >>> from_tool_format({"type": "function", "function": tool})
+        {'type': 'object', 'title': 'City'}
+    """
+    tool = schema
+    if set(schema) == {"type", "function"} and schema["type"] == "function":
+        tool = schema["function"] if isinstance(schema["function"], Mapping) else schema
+    name = tool.get("name")
+    for key, allowed in (("parameters", _FUNCTION_KEYS), ("input_schema", _ANTHROPIC_KEYS)):
+        body = tool.get(key)
+        if isinstance(name, str) and isinstance(body, Mapping) and set(tool) <= allowed:
+            described = {"description": tool["description"]} if "description" in tool else {}
+            return {**body, "title": name, **described}
+    return schema
 
 
 def decode_pointer(ref: str) -> list[str] | None:
