@@ -36,23 +36,24 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+try:  # the handler `astream_events` attaches; private, so any streaming one otherwise
+    from langchain_core.tracers.event_stream import (
+        _AstreamEventsCallbackHandler as _EVENTS_HANDLER,
+    )
+except ImportError:  # pragma: no cover - another langchain-core
+    _EVENTS_HANDLER = _StreamingCallbackHandler  # type: ignore[assignment,misc]
 from langgraph.config import get_stream_writer
-from pydantic_core import from_json
 from typing_extensions import TypedDict
 
-from langchain_structx._decode import all_finite, needs_number_checks
 from langchain_structx._dialects.codecs import PENDING
+from langchain_structx._partial_json import MIN_STEP, Buffer, partial_value
 from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
 from langchain_structx.errors import OutputValidationError
-from langchain_structx.limits import DEFAULT_LIMITS, Limits
 from langchain_structx.report import StructuredReport
 
 EVENT_NAME: Final = "structured_output"
 """Name of the custom event in `astream_events`, and `type` of every event."""
-MIN_STEP = 16
-"""Fewest new characters before the partial answer is read again."""
-_GROWTH = 0.5
-_NUMBER_TAIL = "0123456789+-.eE"
 
 
 class StructuredOutputEvent(TypedDict):
@@ -67,75 +68,6 @@ class StructuredOutputEvent(TypedDict):
 
 
 Emit = Callable[[StructuredOutputEvent], None]
-
-
-def partial_value(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """Best-effort value of a JSON prefix, holding only what can no longer change.
-
-    Leading prose or a code fence is skipped. A number at the very end is left
-    out, since more digits may follow. Nothing is shown for a text longer than
-    `limits.max_reply_chars`, which the answer itself would not be read past.
-
-    Examples:
-        >>> partial_value('Sure: {"name": "Ad')
-        {'name': 'Ad'}
-        >>> partial_value('{"n": 12')
-        {}
-    """
-    start = _json_start(text)
-    if start < 0 or len(text) > limits.max_reply_chars:
-        return None
-    # One strip for the whole number tail: trimming one character at a time
-    # would copy the text once per digit, which is quadratic in a long number.
-    body = text[start:].rstrip().rstrip(_NUMBER_TAIL)
-    try:
-        value = from_json(body, allow_partial="trailing-strings")
-    except (ValueError, TypeError):  # numbers it refuses, deep nesting, lone surrogates
-        return None
-    # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the
-    # end, so show nothing rather than a value no JSON encoder will write.
-    if needs_number_checks(body, limits) and not all_finite(value):
-        return None
-    return value
-
-
-def _json_start(text: str) -> int:
-    brace = text.find("{")
-    # Only look for a bracket before the brace: each search is then bounded.
-    bracket = text.find("[", 0, len(text) if brace < 0 else brace)
-    return brace if bracket < 0 else bracket
-
-
-class _Buffer:
-    """Accumulates one stream of text and decides when to read it again."""
-
-    __slots__ = ("_parts", "_size", "_next_read", "_limits", "last", "shown")
-
-    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        self._parts: list[str] = []
-        self._size = 0
-        self._next_read = MIN_STEP
-        self._limits = limits
-        self.last: Any = None
-        self.shown: Any = None  # the last value restored from the sent shape
-
-    def add(self, piece: str) -> bool:
-        """Add text; True when it has grown enough to be read again.
-
-        Past `max_reply_chars` the text is no longer kept nor read: the answer
-        will be refused unread, and its partial values would show what it holds.
-        """
-        if self._size > self._limits.max_reply_chars:
-            return False
-        self._parts.append(piece)
-        self._size += len(piece)
-        return self._size >= self._next_read and self._size <= self._limits.max_reply_chars
-
-    def read(self) -> Any:
-        text = "".join(self._parts)
-        self._parts = [text]
-        self._next_read = self._size + max(MIN_STEP, int(self._size * _GROWTH))
-        return partial_value(text, self._limits)
 
 
 class PartialTracker:
@@ -156,7 +88,7 @@ class PartialTracker:
         self._tool_restore = spec.tool_restore
         self._attempt = attempt
         self._emit = emit
-        self._buffers: dict[int, _Buffer] = {}
+        self._buffers: dict[int, Buffer] = {}
         self._names: dict[int, str] = {}
         self._tool_names = plan.tool_names
 
@@ -181,7 +113,7 @@ class PartialTracker:
     def _grow(self, key: int, text: str, kind: str | None) -> None:
         buffer = self._buffers.get(key)
         if buffer is None:
-            buffer = self._buffers[key] = _Buffer(self._plan.limits)
+            buffer = self._buffers[key] = Buffer(self._plan.limits)
         if not text or not buffer.add(text):
             return
         value = buffer.read()
@@ -307,10 +239,9 @@ class EventSink:
         config = var_child_runnable_config.get() or {}
         callbacks = config.get("callbacks")
         handlers = getattr(callbacks, "handlers", None)
-        # astream_events attaches a streaming handler; without one nobody listens.
-        streams_events = handlers and any(
-            isinstance(h, _StreamingCallbackHandler) for h in handlers
-        )
+        # astream_events attaches its handler; without one nobody listens. (LangGraph's
+        # "messages" stream has a streaming handler too, which takes no events.)
+        streams_events = handlers and any(isinstance(h, _EVENTS_HANDLER) for h in handlers)
         self._config = config if streams_events else None
         self._pending: list[asyncio.Task[Any]] = []
         # A graph run nobody observes has a callback manager with no handlers,
@@ -347,6 +278,11 @@ class EventSink:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            # A sync step of an async run (LangGraph runs a sync node on a worker
+            # thread): LangChain hands the event to the run's loop itself.
+            from langchain_core.callbacks.manager import dispatch_custom_event
+
+            dispatch_custom_event(EVENT_NAME, event, config=self._config)
             return
         from langchain_core.callbacks.manager import adispatch_custom_event
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from json_growth import grows, values
 
-from langchain_structx.streaming import _Buffer, partial_value
+from langchain_structx._partial_json import Buffer, partial_value
 
 # Streamed structured output is always an object or an array.
 containers = st.one_of(
@@ -138,7 +138,7 @@ def test_the_stream_buffer_ends_on_the_whole_value(
     value: Any, options: dict[str, Any], size: int
 ) -> None:
     text = json.dumps(value, **options)
-    buffer, seen = _Buffer(), []
+    buffer, seen = Buffer(), []
     for start in range(0, len(text), size):
         if buffer.add(text[start : start + size]):
             seen.append(buffer.read())

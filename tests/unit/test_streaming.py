@@ -198,3 +198,70 @@ def test_partials_stop_where_the_answer_would_be_refused_unread() -> None:
     tracker.feed(AIMessageChunk(content="b" * 600))
     tracker.feed(AIMessageChunk(content='"}'))
     assert [e["value"]["name"] for e in events] == shown  # nothing past 1,000 characters
+
+
+def _node_graph(case):
+    from typing import Annotated, Any
+
+    from langchain_core.messages import AnyMessage
+    from langgraph.graph import START, StateGraph
+    from langgraph.graph.message import add_messages
+    from typing_extensions import TypedDict
+
+    from langchain_structx.nodes import structured_output_node
+
+    class State(TypedDict):
+        messages: Annotated[list[AnyMessage], add_messages]
+        structured_response: Any
+
+    strategy, model = model_for(case)
+    graph = StateGraph(State)
+    graph.add_node("extract", structured_output_node(model, strategy))
+    graph.add_edge(START, "extract")
+    return strategy, graph.compile()
+
+
+@pytest.mark.parametrize("case", ["tool", "prompted"])
+async def test_a_sync_node_in_astream_events_sends_its_events(case):
+    # LangGraph runs a sync node on a worker thread, which has no event loop to
+    # send on: the events were dropped without a word.
+    strategy, graph = _node_graph(case)
+
+    events, final_state = [], None
+    async for event in graph.astream_events(ASK, version="v2"):
+        if event["event"] == "on_custom_event" and event["name"] == "structured_output":
+            events.append(event["data"])
+        if event["event"] == "on_chain_end" and event["name"] == "LangGraph":
+            final_state = event["data"]["output"]
+
+    check_events(events, final_state, strategy.__class__.__name__[:-8].lower())
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_message_stream_alone_reads_no_partials(mode, monkeypatch):
+    # LangGraph's "messages" stream has a streaming callback handler, which was
+    # taken for astream_events: every chunk was read for partials nobody got.
+    import asyncio
+
+    from langchain_structx import _partial_json
+
+    reads = []
+    real = _partial_json.Buffer.read
+    monkeypatch.setattr(_partial_json.Buffer, "read", lambda self: reads.append(1) or real(self))
+    strategy, model = model_for("tool")
+    agent = create_agent(model, response_format=strategy)
+
+    if mode == "sync":
+        chunks = list(agent.stream(ASK, stream_mode="messages"))
+    else:
+
+        async def collect():
+            return [c async for c in agent.astream(ASK, stream_mode="messages")]
+
+        chunks = asyncio.run(collect())
+
+    assert len(chunks) > 3  # the reply did stream
+    assert reads == []
+    strategy, model = model_for("tool")
+    list(create_agent(model, response_format=strategy).stream(ASK, stream_mode="custom"))
+    assert reads  # and the same run, watched, reads them
