@@ -107,8 +107,13 @@ class PartialTracker:
             if part.get("name"):
                 self._names[index] = str(part["name"])
             name = self._names.get(index)
-            if name in self._tool_names and part.get("args"):
-                self._grow(index, str(part["args"]), name)
+            if name not in self._tool_names or not part.get("args"):
+                continue
+            # Only the first structured call is shown: a second one in the same
+            # reply fails the attempt, and its values are no growth of the first.
+            if self._buffers and index not in self._buffers:
+                continue
+            self._grow(index, str(part["args"]), name)
 
     def _grow(self, key: int, text: str, kind: str | None) -> None:
         buffer = self._buffers.get(key)
@@ -131,6 +136,8 @@ class PartialTracker:
             buffer.shown = value
         if kind is None and self._plan.schemas.is_union:
             kind, value = self._unwrap(value)
+            if value is None:
+                return  # no data yet: nothing of the answer to show
         elif kind is None:
             kind = self._plan.schemas.variants[0].name
         self._emit(_event("partial", kind, value, self._strategy, self._attempt))
@@ -139,8 +146,11 @@ class PartialTracker:
         if not isinstance(value, dict):
             return None, value
         kind = value.get(ENVELOPE_KIND)
-        known = kind if kind in self._plan.schemas.names and ENVELOPE_DATA in value else None
-        return known, value.get(ENVELOPE_DATA, {})
+        # The last key's string may still be growing ("Cat" of "CatLarge"): the kind
+        # is known once another key follows it.
+        closed = bool(value) and list(value)[-1] != ENVELOPE_KIND
+        known = kind if closed and kind in self._plan.schemas.names else None
+        return known, value.get(ENVELOPE_DATA)
 
 
 def _event(

@@ -265,3 +265,63 @@ def test_the_message_stream_alone_reads_no_partials(mode, monkeypatch):
     strategy, model = model_for("tool")
     list(create_agent(model, response_format=strategy).stream(ASK, stream_mode="custom"))
     assert reads  # and the same run, watched, reads them
+
+
+class Cat(BaseModel):
+    name: str
+
+
+class CatLarge(BaseModel):
+    name: str
+    weight_kg: int
+
+
+def _partials(model, strategy):
+    events = list(create_agent(model, response_format=strategy).stream(ASK, stream_mode="custom"))
+    assert events[-1]["phase"] == "final"
+    return events[:-1], events[-1]
+
+
+def test_a_union_kind_still_being_written_is_not_named():
+    # The kind comes last here, cut inside "CatLarge": its prefix "Cat" named the
+    # other variant for a moment.
+    text = '{"data": {"name": "Garfield", "weight_kg": 12}, "kind": "CatLarge"}'
+    model = ScriptedChatModel(responses=[AIMessage(text)], chunk_size=60)  # ends in "Cat"
+
+    partials, final = _partials(model, PromptedStrategy(Cat | CatLarge))
+
+    assert final["kind"] == "CatLarge"
+    assert {e["kind"] for e in partials} <= {None, "CatLarge"}
+    values = [e["value"] for e in partials]
+    assert values and all(grows(a, b) for a, b in zip(values, values[1:], strict=False))
+
+
+def test_a_union_shows_no_placeholder_before_its_data():
+    # `{}` stood for the data not yet begun, though the answer is a list.
+    nums = {"title": "Nums", "type": "array", "items": {"type": "string"}}
+    text = '{"kind": "Nums", "data": ["alpha", "beta", "gamma", "delta", "epsilon"]}'
+    model = ScriptedChatModel(responses=[AIMessage(text)], chunk_size=6)
+
+    partials, final = _partials(model, PromptedStrategy([nums, Event]))
+
+    assert final["value"] == ["alpha", "beta", "gamma", "delta", "epsilon"]
+    assert partials and all(isinstance(e["value"], list) for e in partials)
+
+
+def test_only_the_first_of_two_structured_calls_shows_partials():
+    # A second call in the same reply fails the attempt; its values were shown
+    # under the same attempt as the first's, so the value jumped between them.
+    other = {**DATA, "name": "Grace Hopper, who found the first bug"}
+    twice = AIMessage(
+        "", tool_calls=[tool_call("Contact", DATA, id="c1"), tool_call("Contact", other, id="c2")]
+    )
+    once = AIMessage("", tool_calls=[tool_call("Contact", DATA, id="c3")])
+    model = ScriptedChatModel(responses=[twice, once], chunk_size=9)
+
+    partials, final = _partials(model, ToolStrategy(Contact))
+
+    assert final["attempt"] == 2 and final["value"] == ADA
+    for attempt in (1, 2):
+        values = [e["value"] for e in partials if e["attempt"] == attempt]
+        assert values and all(grows(a, b) for a, b in zip(values, values[1:], strict=False))
+        assert all(grows(v, DATA) for v in values)
