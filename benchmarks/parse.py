@@ -22,8 +22,8 @@ from _record import record as save_figures  # noqa: E402 - benchmarks run as scr
 from langchain_core.utils.json import parse_json_markdown, parse_partial_json
 
 from langchain_structx._parse import parse_json
+from langchain_structx._partial_json import Buffer
 from langchain_structx.limits import Limits
-from langchain_structx.streaming import _Buffer
 
 VALID_GOAL = 1.5
 REPAIR_GOAL = 20.0
@@ -178,9 +178,9 @@ def langchain_repairs() -> str:
     return "parses"
 
 
-def stream(text: str) -> _Buffer:
+def stream(text: str) -> Buffer:
     """Read a stream as the partial-object tracker does: again each time it has grown enough."""
-    buffer = _Buffer()
+    buffer = Buffer()
     for start in range(0, len(text), 4):
         if buffer.add(text[start : start + 4]):
             buffer.last = buffer.read()

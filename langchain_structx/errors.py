@@ -30,6 +30,7 @@ catches LangChain's errors keeps working::
         │                               (+ langchain_core ModelInvalidRequestError)
         ├── ErrorHandlerError (+ TypeError) a handle_errors callable broke its contract
         └── StructuredOutputRetryError  every allowed attempt failed
+                                        (+ langchain_core OutputParserException)
 
 The command line, the local model and the test double raise their own errors,
 defined beside them and all under `StructxError`::
@@ -71,7 +72,11 @@ from langchain.agents.structured_output import (
     StructuredOutputError,
     StructuredOutputValidationError,
 )
-from langchain_core.exceptions import ModelInvalidRequestError, ModelRefusalError
+from langchain_core.exceptions import (
+    ModelInvalidRequestError,
+    ModelRefusalError,
+    OutputParserException,
+)
 from typing_extensions import TypedDict, Unpack
 
 from langchain_structx._clip import MESSAGE_CHARS, clip
@@ -325,8 +330,15 @@ class ErrorHandlerError(StructuredOutputFailure, TypeError):
         super().__init__(message, **context)
 
 
-class StructuredOutputRetryError(StructuredOutputFailure):
+class StructuredOutputRetryError(StructuredOutputFailure, OutputParserException):
     """Every allowed attempt failed.
+
+    It is also LangChain's `OutputParserException`, which a chat model's
+    `with_structured_output` raises for an answer it cannot read, so code that
+    catches that around the runnable catches this too. Its attributes are
+    LangChain's: `llm_output` is the text of the last reply, `observation` None
+    and `send_to_llm` False. (An attempt's own error is not one: `handle_errors`
+    given an exception type matches it as LangChain's agent matches its errors.)
 
     Attributes:
         errors: The error of each attempt, in order.
@@ -345,12 +357,16 @@ class StructuredOutputRetryError(StructuredOutputFailure):
         last = self.errors[-1] if self.errors else None
         summary = f"{type(last).__name__}: {last}" if last else "no attempt was made"
         summary = clip(summary, MESSAGE_CHARS // 2)
-        super().__init__(
+        StructuredOutputFailure.__init__(
+            self,
             f"Structured output failed after {self.n_attempts} attempt(s); last error: {summary}",
             ai_message=ai_message,
             attempt=self.n_attempts,
             usage=usage,
         )
+        self.llm_output = ai_message.text if ai_message is not None else None
+        self.observation = None
+        self.send_to_llm = False
 
 
 __all__ = (

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from langchain_structx._coerce import coerce
 from langchain_structx._parse import parse_json
+from langchain_structx._partial_json import Buffer, partial_value
 from langchain_structx._schema import normalize
 from langchain_structx.errors import (
     JSONParseError,
@@ -27,7 +28,6 @@ from langchain_structx.errors import (
     TruncatedJSONError,
 )
 from langchain_structx.limits import Limits
-from langchain_structx.streaming import _Buffer, partial_value
 
 CEILING = 15.0
 """Seconds a 2 MB crafted reply may take on a slow machine; quadratic takes minutes."""
@@ -281,7 +281,7 @@ def test_coercion_never_makes_a_non_finite_number(text: str) -> None:
 
 
 def _stream(text: str, step: int) -> Any:
-    buffer = _Buffer()
+    buffer = Buffer()
     for start in range(0, len(text), step):
         if buffer.add(text[start : start + step]):
             buffer.read()

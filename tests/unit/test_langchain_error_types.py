@@ -1,7 +1,8 @@
 """Our run-time errors are LangChain's standard model errors where the event is the same.
 
-A refusal is LangChain's `ModelRefusalError` and a request refused on every route
-is its `ModelInvalidRequestError`, on every face, sync and async; LangChain's
+A refusal is LangChain's `ModelRefusalError`, a request refused on every route is
+its `ModelInvalidRequestError`, and the final failure to read an answer is its
+`OutputParserException`, on every face, sync and async; LangChain's
 refusal error raised inside ours is judged as our refusal; and its
 `ContextOverflowError` is never read as a refusal of our request. The provider
 clients' own tests are in `tests/integration/providers/test_langchain_errors.py`.
@@ -18,6 +19,7 @@ from langchain_core.exceptions import (
     ContextOverflowError,
     ModelInvalidRequestError,
     ModelRefusalError,
+    OutputParserException,
 )
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
@@ -29,6 +31,7 @@ from langchain_structx import (
     ProviderRejectedError,
     StructuredOutputMiddleware,
     StructuredOutputRefusal,
+    StructuredOutputRetryError,
     ToolStrategy,
     create_agent,
     with_structured_output,
@@ -94,6 +97,34 @@ async def test_a_refusal_is_langchain_model_refusal_error(face: str, asynchronou
     assert error.raw_message.additional_kwargs["refusal"] == "I can't share that."
     assert error.is_retryable is False
     assert len(model.calls) == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("face", sorted(FACES))
+async def test_an_unreadable_answer_is_langchain_output_parser_exception(
+    face: str, asynchronous: bool
+) -> None:
+    # What `model.with_structured_output` raises for an answer it cannot read, so
+    # that `except OutputParserException` around it still catches ours.
+    seen: list[Any] = []
+
+    def handler(error: Any) -> str:
+        seen.append(error)
+        return "Give the name."
+
+    prose = [AIMessage("No idea, sorry."), AIMessage("Still no idea.")]
+    model = ScriptedChatModel(responses=prose)
+    strategy = ToolStrategy(Contact, max_retries=1, handle_errors=handler)
+    with pytest.raises(OutputParserException) as info:
+        await run(face, model, strategy, asynchronous)
+    error = info.value
+    assert isinstance(error, StructuredOutputRetryError)
+    assert error.llm_output == "Still no idea."
+    assert error.send_to_llm is False and error.observation is None
+    # An attempt's error is not one: `handle_errors=ValueError` must match what it
+    # matches in LangChain's agent.
+    assert [type(e).__name__ for e in seen] == ["MissingOutputError"]
+    assert not isinstance(seen[0], ValueError)
 
 
 def test_naming_langchain_refusal_type_in_handle_errors_retries_it() -> None:
