@@ -24,10 +24,11 @@ the agent and the graph node, reads the first two):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.config import merge_configs
 
 from langchain_structx._capabilities import CONFIGURABLE
@@ -105,3 +106,24 @@ def resolve(
     built = model._model(merge_configs(outer.config, config))  # type: ignore[attr-defined]
     chat, inner = unbind(built)
     return chat, Bound({**inner.kwargs, **outer.kwargs}, merge_configs(inner.config, outer.config))
+
+
+def fallback_chain(
+    model: Any, build: Callable[[Any], Runnable[LanguageModelInput, Any]]
+) -> Runnable[LanguageModelInput, Any] | None:
+    """For models chained by `with_fallbacks`, the same chain of what `build` makes of each.
+
+    LangChain's `model.with_fallbacks([...]).with_structured_output(...)` asks each
+    model in turn, and hands over on the errors the chain names; so does this.
+
+    Returns:
+        The chain, or None when `model` is no such chain.
+    """
+    if not isinstance(model, RunnableWithFallbacks):
+        return None
+    return RunnableWithFallbacks(
+        runnable=build(model.runnable),
+        fallbacks=[build(fallback) for fallback in model.fallbacks],
+        exceptions_to_handle=model.exceptions_to_handle,
+        exception_key=model.exception_key,
+    )

@@ -21,6 +21,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Generic, Literal, TypeAlias, overload
 
@@ -37,7 +38,7 @@ from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx import _drive
 from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._configurable import accept, check, resolve
+from langchain_structx._configurable import accept, check, fallback_chain, resolve
 from langchain_structx._lcel import (
     REPORT_EVENT,
     RETURNED_ERRORS,
@@ -343,9 +344,10 @@ def with_structured_output(
     Args:
         model: A chat model, one wrapped by `bind(...)` or `with_config(...)`
             (its call arguments, such as `stop`, go with every call), an
-            `init_chat_model` string such as `"openai:gpt-4.1-mini"`, or a
+            `init_chat_model` string such as `"openai:gpt-4.1-mini"`, a
             configurable model from `init_chat_model(..., configurable_fields=...)`,
-            whose chat model each invocation builds from its own config.
+            whose chat model each invocation builds from its own config, or
+            models chained by `with_fallbacks(...)`, each then asked in turn.
         schema_or_strategy: A schema (Pydantic model, dataclass, TypedDict, JSON
             schema dict, or a union of them) or one of our strategies.
         include_raw: Return LangChain's `{"raw", "parsed", "parsing_error"}` dict;
@@ -372,6 +374,11 @@ def with_structured_output(
         from langchain.chat_models import init_chat_model
 
         model = init_chat_model(model)
+    options: _Options = {"method": method, "strict": strict, "fallback_memory": fallback_memory}
+    build = functools.partial(with_structured_output, include_raw=include_raw, **options)
+    chained = fallback_chain(model, lambda one: build(one, schema_or_strategy))
+    if chained is not None:
+        return chained
     chat, bound = accept(model)
     plan = build_plan(strategy_for_method(schema_or_strategy, method, strict))
     return StructuredOutputRunnable(

@@ -267,3 +267,33 @@ async def test_a_chain_after_a_streamed_non_object_answer_gets_the_answer(
 
     assert seen == [answer]
     assert items[-1] == answer
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_models_chained_with_fallbacks_are_each_asked_in_turn(mode: str) -> None:
+    # LangChain's `model.with_fallbacks([...]).with_structured_output(...)` asks each
+    # model in turn; ours refused the chain.
+    from langchain_structx.errors import StructuredOutputRetryError
+
+    failing = ScriptedChatModel(responses=["no idea", "still no idea"])
+    backup = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[tool_call("City", {"name": "Oslo"}, id="c1")])]
+    )
+    runnable = with_structured_output(
+        failing.with_fallbacks([backup]), ToolStrategy(City, max_retries=1)
+    )
+
+    result = runnable.invoke("Oslo?") if mode == "sync" else await runnable.ainvoke("Oslo?")
+
+    assert result == City(name="Oslo")
+    assert len(failing.calls) == 2 and len(backup.calls) == 1
+    assert backup.calls[0].tools[0]["function"]["name"] == "City"
+    # Only the errors it names hand over to the next model.
+    only_other = with_structured_output(
+        ScriptedChatModel(responses=["no idea"]).with_fallbacks(
+            [backup], exceptions_to_handle=(KeyError,)
+        ),
+        ToolStrategy(City, max_retries=0),
+    )
+    with pytest.raises(StructuredOutputRetryError):
+        only_other.invoke("Oslo?")
