@@ -95,9 +95,9 @@ class ErrorCache:
     def take_deferred(self, key: str) -> StructxError | None:
         """The failure kept under `key`, if this process kept it; it is kept no longer.
 
-        Taken once, so that failures (and the replies they hold) never pile up:
-        a retry middleware that calls the model step again gets the failure's
-        wording instead.
+        Taken once, so that failures (and the replies they hold) never pile up;
+        only its key is remembered (bounded), so that a step run again after
+        the raise (a resume, a retry middleware) starts a new run.
         """
         with self._lock:
             error = self._deferred.pop(key, None)
