@@ -130,6 +130,9 @@ def _rebuild_typeddict(tp: Any) -> Any:
     )
     rebuilt.__doc__ = tp.__doc__
     rebuilt.__module__ = tp.__module__
+    config = vars(tp).get("__pydantic_config__")  # what `@with_config(...)` set
+    if config is not None:
+        rebuilt.__pydantic_config__ = config
     _REBUILT[tp] = rebuilt
     try:
         for key, hint in hints.items():

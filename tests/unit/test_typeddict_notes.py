@@ -14,7 +14,7 @@ from typing import Annotated, NotRequired, Optional
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
+from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
 from langchain_structx._schema import normalize
@@ -121,3 +121,22 @@ def test_a_stdlib_typeddict_keeps_its_not_required_keys():
 
     assert variant.json_schema["required"] == ["name"]
     assert variant.validate({"name": "Ada"}) == {"name": "Ada"}
+
+
+@with_config(ConfigDict(extra="forbid", str_strip_whitespace=True))
+class Configured(typing.TypedDict):
+    """A TypedDict with Pydantic settings, rebuilt (stdlib on 3.11, and noted)."""
+
+    name: str
+    email: Annotated[str, ..., "The e-mail address"]
+
+
+def test_a_rebuilt_typeddict_keeps_its_pydantic_settings():
+    # The rebuild dropped `@with_config`: extra keys went through unnoticed and
+    # whitespace stayed, where Pydantic itself refuses and strips.
+    variant = normalize(Configured).variants[0]
+
+    assert variant.json_schema["additionalProperties"] is False
+    assert variant.validate({"name": "  Ada  ", "email": "a@x.org"})["name"] == "Ada"
+    with pytest.raises(OutputValidationError, match="phone"):
+        variant.validate({"name": "Ada", "email": "a@x.org", "phone": "123"})
