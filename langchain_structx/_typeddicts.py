@@ -132,7 +132,7 @@ def _rebuild_typeddict(tp: Any) -> Any:
     rebuilt.__module__ = tp.__module__
     config = vars(tp).get("__pydantic_config__")  # what `@with_config(...)` set
     if config is not None:
-        rebuilt.__pydantic_config__ = config
+        rebuilt.__pydantic_config__ = config  # type: ignore[attr-defined]
     _REBUILT[tp] = rebuilt
     try:
         for key, hint in hints.items():
