@@ -20,13 +20,17 @@ as the very same object. Only places that hold schemas are rewritten: a property
 called `dependencies` stays a property. A `$ref` that points into a rewritten
 place no longer resolves, which the schema's checks report.
 
+`refs_apart` is a rewrite of another kind, made after any union is split: a
+`$ref` with rules beside it becomes an `allOf`, which means the same, for those
+who inline references by merging.
+
 This module knows nothing of models or of LangChain.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_structx._bounds import schema_shape_problem
@@ -69,38 +73,83 @@ def upgrade(schema: Mapping[str, Any]) -> Mapping[str, Any]:
         is not None
     ):
         return schema
-    upgraded = _upgraded(schema)
+    upgraded = _rewritten(schema, _DRAFT_FORMS)
     if upgraded is not schema and "$schema" in upgraded:
         upgraded["$schema"] = DRAFT_2020_12
     return upgraded  # type: ignore[no-any-return]
 
 
-def _upgraded(node: Any) -> Any:
-    """`node`, or a copy with its subschemas and its own keywords upgraded."""
+def refs_apart(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`schema` with each `$ref` that has rules beside it moved into an `allOf`.
+
+    In Draft 2020-12 a `$ref` and the keywords beside it all apply, which is what
+    `allOf` says too. But whoever inlines references by merging the definition
+    into the referring object (LangChain's `dereference_refs`, which binding a
+    tool runs; the prompt's own inliner) lets those keywords replace the
+    definition's own (`properties`, `required`): the model would be shown less
+    than validation asks for. Beside annotations only (`description`, ...), a
+    `$ref` stays as it is; so does one in a subschema that sets its own
+    identifier or anchors. As `upgrade`, a schema with nothing to move comes back
+    as the same object.
+
+    Examples:
+        >>> refs_apart({"$ref": "#/$defs/P", "required": ["level"]})
+        {'required': ['level'], 'allOf': [{'$ref': '#/$defs/P'}]}
+        >>> refs_apart({"$ref": "#/$defs/P", "description": "The boss"})
+        {'$ref': '#/$defs/P', 'description': 'The boss'}
+    """
+    if (
+        schema_shape_problem(schema, max_depth=MAX_SCHEMA_DEPTH, max_nodes=MAX_SCHEMA_NODES)
+        is not None
+    ):
+        return schema
+    return _rewritten(schema, (_ref_beside_rules,))  # type: ignore[no-any-return]
+
+
+Form = Callable[[dict[str, Any]], bool]
+"""Rewrites one schema object in place; True when it changed it."""
+
+
+def _rewritten(node: Any, forms: tuple[Form, ...]) -> Any:
+    """`node`, or a copy with its subschemas and its own keywords rewritten by `forms`."""
     if not isinstance(node, dict):
         return node  # a boolean schema, or something the meta-schema refuses
     changed: dict[str, Any] = {}
     for key, value in node.items():
         if isinstance(value, dict) and key in _ONE:
-            new = _upgraded(value)
+            new = _rewritten(value, forms)
         elif isinstance(value, list) and key in _LIST:
-            new = [_upgraded(v) for v in value]
+            new = [_rewritten(v, forms) for v in value]
             new = value if all(a is b for a, b in zip(new, value, strict=True)) else new
         elif isinstance(value, dict) and key in _MAP:
-            new = {name: _upgraded(v) for name, v in value.items()}
+            new = {name: _rewritten(v, forms) for name, v in value.items()}
             new = value if all(new[k] is v for k, v in value.items()) else new
         else:
             continue
         if new is not value:
             changed[key] = new
     result = {**node, **changed}
-    rewrote = [
-        _split_dependencies(result),
-        _tuple_items(result),
-        _exclusive_bounds(result),
-        _fragment_id(result),
-    ]
+    rewrote = [form(result) for form in forms]
     return result if changed or any(rewrote) else node
+
+
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated"}
+    | {"readOnly", "writeOnly"}
+)
+_SCOPES = frozenset({"$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$schema"})
+
+
+def _ref_beside_rules(schema: dict[str, Any]) -> bool:
+    ref, all_of = schema.get("$ref"), schema.get("allOf", [])
+    if not isinstance(ref, str) or not isinstance(all_of, list) or not _SCOPES.isdisjoint(schema):
+        return False
+    if all(key == "$ref" or key in _ANNOTATIONS for key in schema):
+        return False
+    del schema["$ref"]
+    # At the end: a pointer into the existing `allOf` keeps its index.
+    schema["allOf"] = [*all_of, {"$ref": ref}]
+    return True
 
 
 def _split_dependencies(schema: dict[str, Any]) -> bool:
@@ -174,3 +223,11 @@ def _fragment_id(schema: dict[str, Any]) -> bool:
     del schema["$id"]
     schema["$anchor"] = given[1:]
     return True
+
+
+_DRAFT_FORMS: tuple[Form, ...] = (
+    _split_dependencies,
+    _tuple_items,
+    _exclusive_bounds,
+    _fragment_id,
+)

@@ -36,7 +36,7 @@ from langchain_structx._bounds import (
     preview,
 )
 from langchain_structx._coerce import whole_numbers
-from langchain_structx._drafts import upgrade
+from langchain_structx._drafts import refs_apart, upgrade
 from langchain_structx._exceptions import OutputValidationError, SchemaError, ValidationIssue
 from langchain_structx._guard import UNCHECKABLE, guard
 from langchain_structx._typeddicts import pydantic_ready
@@ -161,12 +161,12 @@ def _flatten(schema: Any) -> Iterator[Any]:
             yield from _flatten(arg)
         return
     if isinstance(schema, Mapping):
-        # A tool definition's parameters; an older draft's forms in Draft 2020-12's words.
+        # A tool definition's parameters; an older draft's forms in Draft 2020-12's
+        # words; then each part's `$ref` with rules beside it in an `allOf`, as
+        # inliners expect (after the split, which names a branch by its `$ref`).
         schema = upgrade(from_tool_format(schema))
-        parts = split_union(schema)
-        if parts is not None:
-            yield from parts
-            return
+        yield from (refs_apart(part) for part in split_union(schema) or [schema])
+        return
     yield schema
 
 

@@ -8,12 +8,13 @@ the keyword), and a draft-7 tuple (`items` as a list) or a draft-4 exclusive bou
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft4Validator, Draft7Validator
+from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_structx._drafts import DRAFT_2020_12, upgrade
@@ -280,3 +281,82 @@ def test_a_draft_4_bound_excludes_what_draft_4_excludes(
 
     for value in values:
         assert (ours.issues(value) == []) == oracle.is_valid(value), value
+
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+EMPLOYEE = {
+    "title": "Emp",
+    "type": "object",
+    "$defs": {"Person": PERSON},
+    "properties": {
+        "boss": {
+            "$ref": "#/$defs/Person",
+            "description": "Who they answer to",
+            "properties": {"level": {"type": "integer"}},
+            "required": ["level"],
+        }
+    },
+    "required": ["boss"],
+}
+
+
+def test_a_ref_with_rules_beside_it_moves_into_all_of_and_means_the_same():
+    from langchain_structx._drafts import refs_apart
+
+    moved = refs_apart(EMPLOYEE)
+
+    boss = moved["properties"]["boss"]
+    assert "$ref" not in boss and boss["allOf"] == [{"$ref": "#/$defs/Person"}]
+    assert boss["description"] == "Who they answer to"
+    assert EMPLOYEE["properties"]["boss"]["$ref"] == "#/$defs/Person"  # not changed in place
+    for value in (
+        {"boss": {"level": 3}},
+        {"boss": {"name": "Ann"}},
+        {"boss": {"name": "A", "level": 1}},
+    ):
+        assert Draft202012Validator(moved).is_valid(value) == Draft202012Validator(
+            EMPLOYEE
+        ).is_valid(value)
+    # Beside annotations only, in a scope of its own, or with nothing to move: as it was.
+    alone = {"properties": {"a": {"$ref": "#/$defs/P", "description": "d"}}, "$defs": {"P": {}}}
+    scoped = {"$ref": "#/$defs/P", "$anchor": "x", "required": ["a"], "$defs": {"P": {}}}
+    assert refs_apart(alone) is alone and refs_apart(scoped) is scoped
+    both = refs_apart({"$ref": "#/$defs/P", "allOf": [{"required": ["a"]}], "$defs": {"P": {}}})
+    assert both["allOf"] == [{"required": ["a"]}, {"$ref": "#/$defs/P"}]  # indices kept
+
+
+@pytest.mark.parametrize("strategy", ["tool", "prompted"])
+def test_what_is_sent_for_a_ref_with_rules_beside_it_keeps_the_definition(strategy):
+    # LangChain's `dereference_refs` (run when a tool is bound) and the prompt's
+    # inliner merge a definition into the referring object, so `required: [level]`
+    # replaced Person's `required: [name]`: an answer that followed what was sent
+    # failed validation every time.
+    from langchain_core.messages import AIMessage
+
+    from langchain_structx import PromptedStrategy, ToolStrategy, create_agent
+    from langchain_structx.testing import ScriptedChatModel, tool_call
+
+    answer = {"boss": {"name": "Ann", "level": 3}}
+    if strategy == "tool":
+        reply = AIMessage("", tool_calls=[tool_call("Emp", answer, id="c1")])
+        format_ = ToolStrategy(EMPLOYEE)
+    else:
+        reply = AIMessage(json.dumps(answer))
+        format_ = PromptedStrategy(EMPLOYEE)
+    model = ScriptedChatModel(responses=[reply])
+
+    state = create_agent(model, response_format=format_).invoke({"messages": [("user", "?")]})
+
+    assert state["structured_response"] == answer
+    call = model.calls[0]
+    if strategy == "tool":
+        boss = call.tools[0]["function"]["parameters"]["properties"]["boss"]
+        assert {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        } in boss["allOf"]
+        assert boss["required"] == ["level"]
+    else:
+        assert '"name": string' in call.messages[0].content
+        assert '"level": integer' in call.messages[0].content
