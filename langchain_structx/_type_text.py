@@ -127,16 +127,12 @@ def _render_object(schema: Mapping[str, Any], indent: int) -> str:
         if not _matches_nothing(sub)
     }
     if not properties:
-        extra = schema.get("additionalProperties", True)
-        if _matches_nothing(extra):
-            return "{}"
-        return f"{{ [key: string]: {render_type(extra, indent)} }}"
+        keys = _key_entries(schema, indent, named=False)
+        return f"{{ {'; '.join(keys)} }}" if keys else "{}"
     required = set(schema.get("required") or ())
     pad = "  " * (indent + 1)
     names = list(properties)
-    # Keys beyond the named ones, where the schema says what they hold.
-    extra = schema.get("additionalProperties", True)
-    others = None if extra is True or extra == {} or extra is False else extra
+    keys = _key_entries(schema, indent + 1, named=True)
     depends = schema.get("dependentRequired")
     depends = depends if isinstance(depends, Mapping) else {}
     lines = [
@@ -146,14 +142,42 @@ def _render_object(schema: Mapping[str, Any], indent: int) -> str:
             name in required,
             indent + 1,
             pad,
-            others is not None or name != names[-1],
+            bool(keys) or name != names[-1],
             _needs(depends.get(name)),
         )
         for name in names
     ]
-    if others is not None:
-        lines.append(f"{pad}[key: string]: {render_type(others, indent + 1)}")
+    lines.extend(f"{pad}{entry}" for entry in keys)
     return "{\n" + "\n".join(lines) + "\n" + "  " * indent + "}"
+
+
+def _key_entries(schema: Mapping[str, Any], indent: int, *, named: bool) -> list[str]:
+    """What keys beyond the named ones may hold: `[key matching "^x"]: integer`.
+
+    Keys any value may follow are left unsaid beside named keys or patterns.
+    """
+    patterns = schema.get("patternProperties")
+    patterns = patterns if isinstance(patterns, Mapping) else {}
+    entries = [
+        f"[key matching {json.dumps(pattern, ensure_ascii=False)}]: {render_type(sub, indent)}"
+        for pattern, sub in patterns.items()
+        if not _matches_nothing(sub)
+    ]
+    extra = schema.get("additionalProperties", True)
+    anything = extra is True or extra == {}
+    if not _matches_nothing(extra) and not (anything and (named or entries)):
+        entries.append(f"[key: {_key_type(schema)}]: {render_type(extra, indent)}")
+    return entries
+
+
+def _key_type(schema: Mapping[str, Any]) -> str:
+    names = schema.get("propertyNames")
+    if not isinstance(names, Mapping):
+        return "string"
+    if "enum" in names or "const" in names:
+        return render_type(names)
+    pattern = names.get("pattern")
+    return f"string matching {json.dumps(pattern, ensure_ascii=False)}" if pattern else "string"
 
 
 def _needs(names: Any) -> str:

@@ -400,3 +400,39 @@ def test_rules_on_keys_and_items_are_written_where_they_apply():
         "  [key: string]: integer\n"
         "}"
     )
+
+
+def test_keys_given_by_pattern_or_by_name_are_written_with_their_values():
+    # `patternProperties` and `propertyNames` were left out: a map of patterned
+    # keys read `{}`, and a Pydantic `dict[constr(pattern=...), int]` read
+    # `{ [key: string]: any }`, so an answer that followed it was refused.
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "object",
+                "patternProperties": {"^t_": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            "scores": {
+                "type": "object",
+                "propertyNames": {"enum": ["x", "y"]},
+                "additionalProperties": {"type": "integer"},
+            },
+            "codes": {
+                "type": "object",
+                "propertyNames": {"pattern": "^[A-Z]{2}$"},
+                "additionalProperties": {"type": "number"},
+            },
+        },
+        "patternProperties": {"^x-": {"type": "boolean"}},
+    }
+
+    assert render_type(schema) == (
+        "{\n"
+        '  "tags": { [key matching "^t_"]: string },  // optional\n'
+        '  "scores": { [key: "x" | "y"]: integer },  // optional\n'
+        '  "codes": { [key: string matching "^[A-Z]{2}$"]: number },  // optional\n'
+        '  [key matching "^x-"]: boolean\n'
+        "}"
+    )
