@@ -150,8 +150,11 @@ def map_node(
     """Transform the open part of an object into a list of key/value entries."""
     names = schema.get("propertyNames")
     key: Any = {"type": "string"} if names is None else {"allOf": [{"type": "string"}, names]}
-    extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
     patterns = schema.get("patternProperties") or {}
+    # Pydantic writes `dict[constr(pattern=...), V]` as patterns alone, and refuses
+    # other keys: unless undeclared keys are carried (a JSON schema's own), say so.
+    others = w.carry_undeclared or not patterns
+    extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", others))
     entries = [_entry({"allOf": [key, {"pattern": p}]}, sub) for p, sub in patterns.items()]
     if extra is not False:
         entries.append(_entry(key, extra))

@@ -287,3 +287,35 @@ def test_docstring_examples(module: str) -> None:
     found = doctest.testmod(importlib.import_module(f"langchain_structx.{module}"))
     assert found.failed == 0
     assert found.attempted > 0
+
+
+def test_a_pydantic_map_of_patterned_keys_is_sent_closed() -> None:
+    # Pydantic writes `dict[constr(pattern=...), int]` as `patternProperties`
+    # alone, and refuses any other key; it was sent with a branch for other keys
+    # holding any JSON value, so a reply the provider allowed failed every time.
+    import json
+
+    from pydantic import BaseModel, constr
+
+    from langchain_structx._plan import build_plan
+    from langchain_structx.strategies import ProviderStrategy
+
+    class Scores(BaseModel):
+        m: dict[constr(pattern=r"^[a-z]+$"), int]  # type: ignore[valid-type]
+
+    json_map = {
+        "title": "Scores",
+        "type": "object",
+        "properties": {
+            "m": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}}}
+        },
+        "required": ["m"],
+    }
+    for dialect in ("openai", "anthropic", "gemini"):
+        sent = build_plan(ProviderStrategy(Scores, strict=True)).transformed(dialect)
+        entries = sent.schema["properties"]["m"]["items"]
+        assert "anyOf" not in entries and "A JSON-encoded value" not in json.dumps(entries)
+        assert sent.restore({"m": [{"key": "ab", "value": 3}]}) == {"m": {"ab": 3}}
+        # A JSON schema's own map admits other keys, of any value, as JSON Schema says.
+        open_map = build_plan(ProviderStrategy(json_map, strict=True)).transformed(dialect)
+        assert len(open_map.schema["properties"]["m"]["items"]["anyOf"]) == 2
