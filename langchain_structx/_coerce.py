@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from langchain_structx._decode import floats
 from langchain_structx._repairs import Parsed, Repair
 
 __all__ = ("coerce", "whole_numbers")
@@ -70,23 +71,9 @@ def whole_numbers(value: Any, schema: Mapping[str, Any]) -> Any:
         >>> whole_numbers({"n": 3.0, "x": 2.0}, {"properties": {"n": {"type": "integer"}}})
         {'n': 3, 'x': 2.0}
     """
-    if not _has_whole_float(value):
+    if not any(_whole(number) for number in floats(value)):
         return value
     return _Coercer(schema, whole_only=True).visit(value, schema, ())
-
-
-def _has_whole_float(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, float):
-            if _whole(node):
-                return True
-        elif isinstance(node, Mapping):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
 
 
 def _whole(number: float) -> bool:

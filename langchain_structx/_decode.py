@@ -11,7 +11,7 @@ whether the slower, hooked decoder is needed at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from langchain_structx._exceptions import JSONParseError, MalformedJSONError, TruncatedJSONError
@@ -167,16 +167,20 @@ def needs_number_checks(text: str, limits: Limits) -> bool:
 
 def all_finite(value: Any) -> bool:
     """Whether no float anywhere in a JSON value is infinite or NaN."""
+    return all(number - number == 0 for number in floats(value))
+
+
+def floats(value: Any) -> Iterator[float]:
+    """Every float in a JSON value, without recursion."""
     stack = [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, float) and node - node != 0:
-            return False
-        if isinstance(node, dict):
+        if isinstance(node, float):
+            yield node
+        elif isinstance(node, dict):
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return True
 
 
 def depth_message(limits: Limits) -> str:
