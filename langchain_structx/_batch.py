@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -22,10 +23,21 @@ from langchain_structx.errors import StructxError
 
 MAX_LINE_BYTES = 64 << 20
 """The longest batch line read (64 MiB): a bound for a file with no newline."""
+_BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark that some editors put at the start of a file."""
 
 
 class BatchInputError(StructxError):
     """The batch file (or stdin) cannot be read as records, or cannot be resumed."""
+
+
+class OutputWriteError(StructxError):
+    """A result line could not be written: a full disk, a closed FIFO or pipe."""
+
+    def __init__(self, message: str, *, closed_pipe: bool = False) -> None:
+        super().__init__(message)
+        self.closed_pipe = closed_pipe
+        """Whether stdout is a pipe whose reader has gone (as with `| head -1`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +72,8 @@ def id_key(value: Any) -> str:
 def read_records(path: str) -> list[Record]:
     """The records of a batch file, or of stdin for `-`.
 
-    Blank lines are skipped (they keep their number). A line that is a JSON
+    A leading byte order mark is dropped. Blank lines are skipped (they keep
+    their number). A line that is a JSON
     string is that text; a JSON object gives `id` and `text`; any other line is
     the text itself. A record without a usable text is kept, with its problem,
     so that it gets an error line of its own.
@@ -91,6 +104,8 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
         number = 0
         while line := source.readline(MAX_LINE_BYTES + 1):
             number += 1
+            if number == 1:
+                line = line.removeprefix(_BOM)
             if len(line) > MAX_LINE_BYTES:
                 raise BatchInputError(f"{name} line {number} is over {MAX_LINE_BYTES} bytes")
             if b"\0" in line:
@@ -163,7 +178,7 @@ def done_ids(path: str, records: list[Record]) -> set[str]:
     """The ids that an earlier run already wrote to `path` (for `--resume`).
 
     A last line without its newline (the run was killed while writing it) is
-    cut off the file, so its record runs again.
+    cut off the file, so its record runs again. Blank lines are skipped.
 
     Raises:
         BatchInputError: When a line is not a result of this batch.
@@ -182,6 +197,8 @@ def done_ids(path: str, records: list[Record]) -> set[str]:
     known = {r.key for r in records}
     keys: set[str] = set()
     for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
         key = _result_key(line)
         if key is None or key not in known:
             raise BatchInputError(
@@ -206,22 +223,52 @@ class ResultFile:
 
     A kill between two records leaves only complete lines; a kill inside a
     write leaves at most one cut line at the end, which `done_ids` removes.
+    With `empty_first`, the file is emptied just before its first line, so an
+    old output survives a run that fails before any result (`--overwrite`).
     """
 
-    def __init__(self, stream: IO[str] | None = None, *, path: str | None = None) -> None:
+    def __init__(
+        self, stream: IO[str] | None = None, *, path: str | None = None, empty_first: bool = False
+    ) -> None:
         self._stream = stream
+        self._path = path
         self._fd = -1 if path is None else os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        # Only a regular file can be synced or emptied; /dev/null refuses a sync.
+        self._regular = self._fd >= 0 and stat.S_ISREG(os.fstat(self._fd).st_mode)
+        self._empty_first = empty_first and self._regular
 
     def write(self, line: str) -> None:
-        """Append one line (without its newline) and make it durable."""
+        """Append one line (without its newline) and make it durable.
+
+        Raises:
+            OutputWriteError: When the line cannot be written.
+        """
+        try:
+            self._write(line)
+        except BrokenPipeError as exc:
+            if self._fd < 0:
+                raise OutputWriteError("stdout is closed", closed_pipe=True) from None
+            raise self._error(exc) from None
+        except OSError as exc:
+            raise self._error(exc) from None
+
+    def _write(self, line: str) -> None:
         if self._fd < 0:
             assert self._stream is not None
             print(line, file=self._stream, flush=True)
             return
+        if self._empty_first:
+            os.ftruncate(self._fd, 0)
+            self._empty_first = False
         data = (line + "\n").encode("utf-8")
         while data:
             data = data[os.write(self._fd, data) :]
-        os.fsync(self._fd)
+        if self._regular:
+            os.fsync(self._fd)
+
+    def _error(self, exc: OSError) -> OutputWriteError:
+        where = "stdout" if self._path is None else f"output file {self._path}"
+        return OutputWriteError(f"cannot write {where}: {exc.strerror or exc}")
 
     def close(self) -> None:
         """Close the file, if one was opened."""

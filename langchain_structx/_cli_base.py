@@ -9,15 +9,18 @@ from langchain_structx.errors import StructxError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MODEL, EXIT_PARTIAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell tool that a closed pipe stops
 EXIT_CODES = """exit codes:
   0    every input produced a validated object
   1    extraction failed: no valid object after the retries, or the model call failed
   2    usage error: a bad option, schema, text or batch file; a text longer than
-       the model's context window; an --output that already holds results
+       the model's context window; an --output that already holds results, or
+       that cannot be written (a full disk: the lines written stay)
   3    the model could not be loaded (missing extra, weights, file or credentials),
        or the --server is unreachable or does not serve the --graph
   4    batch finished, but some records failed (each has an error line)
-  130  interrupted (Ctrl-C); a batch --output keeps every finished line: --resume"""
+  130  interrupted (Ctrl-C); a batch --output keeps every finished line: --resume
+  141  stdout was closed early (as by `| head -1`); nothing more is printed"""
 
 
 class CliError(StructxError):
@@ -54,6 +57,11 @@ def to_json(value: Any, *, indent: int | None = None) -> str:
         NonFiniteValueError: the value holds NaN or Infinity, not valid JSON
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
     except ValueError:
         raise NonFiniteValueError() from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate such as "\ud800": only an escape is UTF-8
+        return json.dumps(value, ensure_ascii=True, allow_nan=False, indent=indent)
+    return text

@@ -11,6 +11,11 @@ from langchain_core.language_models import BaseChatModel
 
 from langchain_structx._cli_base import EXIT_MODEL, CliError
 
+MIN_N_CTX = 512
+"""The smallest `--n-ctx` taken. The system prompt and the schema alone take a few
+hundred tokens, so a smaller window holds no text; and below about 64 tokens
+llama.cpp fails inside (a numpy broadcast error) instead of reporting the window."""
+
 PYTHON_PREFIX = "python:"
 """`--model python:module:attr` names a chat model (or a function returning one)."""
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from langchain_structx._batch import (
+    OutputWriteError,
     Progress,
     Record,
     ResultFile,
@@ -32,6 +34,8 @@ from langchain_structx._cli_base import (
     EXIT_MODEL,
     EXIT_OK,
     EXIT_PARTIAL,
+    EXIT_PIPE,
+    EXIT_USAGE,
     CliError,
     to_json,
 )
@@ -100,9 +104,13 @@ def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Run
     """Run `args.batch` with the extractor `make` builds; returns the exit code.
 
     The input is read and the output checked before the model is loaded, so a
-    bad batch or output file fails at once.
+    bad batch or output file fails at once. `--overwrite` empties the output only
+    when the first result is ready, so a model that cannot be loaded leaves it whole.
     """
     records = read_records(args.batch)
+    if not records:
+        name = "stdin" if args.batch == "-" else f"batch file {args.batch}"
+        raise CliError(f"{name} holds no records")
     sink, finished = _open_results(args, records)
     todo = [r for r in records if r.key not in finished]
     tally = Tally(skipped=len(records) - len(todo))
@@ -135,16 +143,54 @@ def _until_done(work: Coroutine[Any, Any, None]) -> None:
         loop.run_until_complete(loop.shutdown_asyncgens())
     except KeyboardInterrupt:
         _interrupted()
+    except OutputWriteError as exc:
+        # Ended as Ctrl-C is, for the same reason; the lines written stay.
+        _write_failed(exc)
     finally:
         if handled:
             loop.remove_signal_handler(signal.SIGINT)
         loop.close()
 
 
+@contextlib.contextmanager
+def interrupt_at_once() -> Iterator[None]:
+    """Ctrl-C ends the command at once, even while a model call hangs on another thread.
+
+    `--stream` runs the model call on a worker thread; on a plain KeyboardInterrupt
+    the main thread would wait for that call to return before it could exit.
+    (Left alone when SIGINT is ignored or already handled.)
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: _interrupted())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _interrupted() -> NoReturn:
     print("structx: interrupted", file=sys.stderr, flush=True)
-    sys.stdout.flush()
+    with contextlib.suppress(OSError):  # stdout may be a closed pipe
+        sys.stdout.flush()
     os._exit(EXIT_INTERRUPTED)
+
+
+def _write_failed(exc: OutputWriteError) -> NoReturn:
+    if exc.closed_pipe:  # as `| head -1`: a quiet end, as other shell tools do
+        stdout_to_devnull()
+        os._exit(EXIT_PIPE)
+    print(f"structx: {exc}", file=sys.stderr, flush=True)
+    os._exit(EXIT_USAGE)
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at the null device, so no flush (Python's own at exit) fails again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):  # stdout may have no descriptor
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[ResultFile, set[str]]:
@@ -161,9 +207,7 @@ def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[Resu
             "--resume continues that batch, --overwrite starts it again"
         )
     try:
-        if args.overwrite:
-            path.write_bytes(b"")
-        return ResultFile(path=args.output), finished
+        return ResultFile(path=args.output, empty_first=args.overwrite), finished
     except OSError as exc:
         raise CliError(f"cannot write output file {args.output}: {exc.strerror or exc}") from None
 

@@ -27,7 +27,7 @@ from typing import IO, Any
 from pydantic_core import to_jsonable_python
 
 from langchain_structx import _cli_run
-from langchain_structx._batch import BatchInputError, stdin_bytes
+from langchain_structx._batch import BatchInputError, OutputWriteError, stdin_bytes
 from langchain_structx._cli_base import (
     EXIT_CODES,
     EXIT_FAILED,
@@ -35,12 +35,13 @@ from langchain_structx._cli_base import (
     EXIT_MODEL,
     EXIT_OK,
     EXIT_PARTIAL,
+    EXIT_PIPE,
     EXIT_USAGE,
     CliError,
     NonFiniteValueError,
     to_json,
 )
-from langchain_structx._cli_model import ModelSpec, load_model
+from langchain_structx._cli_model import MIN_N_CTX, ModelSpec, load_model
 from langchain_structx._cli_schema import MANY_KEY, SchemaSpecError, load_schema, many
 from langchain_structx._cli_schema import variant_count as _variant_count
 from langchain_structx._outfile import check_writable, replace_when_done, same_file
@@ -98,7 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--model", default="local", help="'local', an init_chat_model string, or python:mod:attr")
     add("--base-url", help="the URL of an OpenAI-compatible server for --model openai:NAME")
     add("--model-path", help="a GGUF file for the local model")
-    add("--n-ctx", type=int, help="the local model's context window, in tokens (default 4096)")
+    add(
+        "--n-ctx",
+        type=int,
+        help=f"the local model's context window, in tokens (default 4096, at least {MIN_N_CTX}: "
+        "the prompt and schema alone take a few hundred)",
+    )
     add("--threads", type=int, help="CPU threads for the local model (default: every core)")
     add("--strategy", choices=tuple(STRATEGIES), default="auto")
     add("--max-retries", type=int, default=3)
@@ -176,12 +182,20 @@ class Extractor:
         state: dict[str, Any] = {}
         for mode, chunk in self.agent.stream(inputs, stream_mode=["custom", "values"]):
             if mode == "custom" and chunk.get("phase") == "partial":
-                # A partial that JSON cannot represent is not shown; the final value decides.
-                with contextlib.suppress(NonFiniteValueError):
-                    print(to_json(chunk["value"]), file=stream, flush=True)
+                self._show(chunk["value"], stream)
             elif mode == "values":
                 state = chunk
         return self.result(state)
+
+    def _show(self, partial: Any, stream: IO[str]) -> None:
+        value = to_jsonable(partial)
+        if self.many:  # the bare list, as the final value is printed
+            if not isinstance(value, dict) or MANY_KEY not in value:
+                return
+            value = value[MANY_KEY]
+        # A partial that JSON cannot represent is not shown; the final value decides.
+        with contextlib.suppress(NonFiniteValueError):
+            print(to_json(value), file=stream, flush=True)
 
     async def arun(self, text: str) -> dict[str, Any]:
         """Async form of `run`, for batches: the final state."""
@@ -225,14 +239,29 @@ def _read_text(args: argparse.Namespace) -> str:
             raise CliError("stdin is not UTF-8 text") from None
     if not text.strip():
         raise CliError("no text given: pass TEXT or - to read stdin")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # argv bytes that are not UTF-8 arrive as surrogate escapes
+        raise CliError("TEXT is not UTF-8 text") from None
     return text
 
 
+_NAMED = ("model", "schema", "model_path", "base_url", "batch", "output", "server", "graph")
+"""Options whose value names something, so an empty value is a mistake."""
+
+
 def _check_args(args: argparse.Namespace) -> None:
-    numbers = (args.concurrency, args.n_ctx or 1, args.threads or 1)
+    for option in _NAMED:
+        value = getattr(args, option)
+        for one in value if isinstance(value, list) else [value]:
+            if one is not None and not one.strip():
+                raise CliError(f"--{option.replace('_', '-')} is empty")
+    numbers = (args.concurrency, 1 if args.threads is None else args.threads)
     if min(numbers) < 1 or args.max_retries < 0:
-        msg = "--concurrency, --n-ctx and --threads must be >= 1, --max-retries >= 0"
+        msg = "--concurrency and --threads must be >= 1, --max-retries >= 0"
         raise CliError(msg)
+    if args.n_ctx is not None and args.n_ctx < MIN_N_CTX:
+        raise CliError(f"--n-ctx must be >= {MIN_N_CTX}: the prompt and schema alone need more")
     local_only = [o for o in ("model_path", "n_ctx", "threads") if getattr(args, o) is not None]
     if args.model != "local" and local_only:
         flag = "--" + local_only[0].replace("_", "-")
@@ -268,9 +297,18 @@ def _extract(args: argparse.Namespace) -> int:
         return _cli_run.run_batch(args, Extractor)
     text = _read_text(args)
     extractor = Extractor(args)
-    result = extractor.run(text, stream=sys.stderr if args.stream else None)
+    if args.stream:
+        with _cli_run.interrupt_at_once():
+            result = extractor.run(text, stream=sys.stderr)
+    else:
+        result = extractor.run(text)
     if not args.output:
-        print(to_json(result, indent=2))
+        try:
+            print(to_json(result, indent=2), flush=True)
+        except BrokenPipeError:
+            raise OutputWriteError("stdout is closed", closed_pipe=True) from None
+        except OSError as exc:  # such as `> /dev/full`
+            raise OutputWriteError(f"cannot write stdout: {exc.strerror or exc}") from None
         return EXIT_OK
     with replace_when_done(args.output) as out:
         print(to_json(result, indent=2), file=out)
@@ -303,6 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
+    except OutputWriteError as exc:
+        if not exc.closed_pipe:
+            return _fail(str(exc), EXIT_USAGE)
+        _cli_run.stdout_to_devnull()  # stdout closed early, as by `| head -1`: a quiet end
+        return EXIT_PIPE
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         kind, message = _cli_run.describe(exc)
         code = EXIT_USAGE if kind == _cli_run.CONTEXT_ERROR else EXIT_FAILED

@@ -66,7 +66,7 @@ def test_version_and_help_list_the_exit_codes() -> None:
     version = structx("--version")
     help_text = structx("extract", "--help").stdout
     assert version.returncode == 0 and version.stdout.strip().startswith("structx 0.")
-    for code in ("0", "1", "2", "3", "4", "130"):
+    for code in ("0", "1", "2", "3", "4", "130", "141"):
         assert f"\n  {code} " in help_text
 
 
