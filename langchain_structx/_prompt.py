@@ -23,6 +23,7 @@ from typing import Any
 
 from langchain_structx._exceptions import SchemaError
 from langchain_structx._type_text import one_line, render_type
+from langchain_structx._unions import decode_pointer
 
 
 def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -> str:
@@ -54,6 +55,9 @@ def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -
     start: tuple[str, ...] = ()
     if _bare_ref(body) == name and name in definitions:
         body, start = definitions.pop(name), (name,)
+    body, refers_to_root = _named_refs(name, body, definitions, schema)
+    if refers_to_root:
+        start = (name,)
     census = _Census(body, definitions)
     try:
         inliner = _Inliner(definitions, budget=census.parts + INLINE_PARTS)
@@ -148,8 +152,99 @@ class _Inliner:
 
 
 def _target(node: Mapping[str, Any]) -> str | None:
+    """The definition a node refers to by `#/$defs/<name>`, its name decoded."""
     ref = node.get("$ref")
-    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+    tokens = decode_pointer(ref) if isinstance(ref, str) else None
+    if tokens is None or len(tokens) != 2 or tokens[0] not in ("$defs", "definitions"):
+        return None
+    return tokens[1]
+
+
+def _named_refs(
+    name: str, body: Any, definitions: dict[str, Any], root: Mapping[str, Any]
+) -> tuple[Any, bool]:
+    """`body` (and `definitions`, in place) with every other local `$ref` made a definition's.
+
+    `#` is the shape itself, named `name`; a pointer elsewhere (into a definition,
+    say) becomes a definition of its own, named after its last step. Each is then
+    written in place or as a block as any definition is. Returns the new body, and
+    whether anything refers to the shape itself.
+    """
+    if name in definitions and any(_refers_to_root(d) for d in [body, *definitions.values()]):
+        return body, False  # the shape's name is taken by a definition: `#` stays as it is
+    namer = _RefNamer(name, definitions, root)
+    body = namer.rewrite(body)
+    while namer.todo:
+        key = namer.todo.pop()
+        definitions[key] = namer.rewrite(definitions[key])
+    if namer.rooted:
+        definitions[name] = body
+    return body, namer.rooted
+
+
+class _RefNamer:
+    """Names the target of each local reference that is not `#/$defs/<name>`."""
+
+    def __init__(self, name: str, definitions: dict[str, Any], root: Mapping[str, Any]) -> None:
+        self.name, self.definitions, self.root = name, definitions, root
+        self.names: dict[str, str] = {}
+        self.rooted = False
+        self.todo: list[str] = list(definitions)  # each definition is rewritten too
+
+    def rewrite(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [self.rewrite(item) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        out = {key: self.rewrite(value) for key, value in node.items()}
+        ref = node.get("$ref")
+        found = self._named(ref) if isinstance(ref, str) and _target(node) is None else None
+        if found is not None:
+            out["$ref"] = "#/$defs/" + found.replace("~", "~0").replace("/", "~1")
+        return out
+
+    def _named(self, ref: str) -> str | None:
+        tokens = decode_pointer(ref)
+        if tokens is None:
+            return None  # not local: left for the model to read as it is
+        if not tokens:
+            self.rooted = True
+            return self.name
+        found = self.names.get(ref)
+        target = _resolve(self.root, tokens) if found is None else None
+        if found is None and target is not None:
+            found = self.names[ref] = _fresh(tokens[-1], self.definitions)
+            self.definitions[found] = _as_schema(target)
+            self.todo.append(found)
+        return found
+
+
+def _refers_to_root(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_refers_to_root(item) for item in node)
+    if not isinstance(node, Mapping):
+        return False
+    return node.get("$ref") == "#" or any(_refers_to_root(v) for v in node.values())
+
+
+def _resolve(root: Mapping[str, Any], tokens: list[str]) -> Any:
+    node: Any = root
+    for token in tokens:
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node if isinstance(node, Mapping | bool) else None
+
+
+def _fresh(base: str, taken: Mapping[str, Any]) -> str:
+    name, n = base or "value", 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 class _Census:
@@ -197,20 +292,21 @@ class _Census:
 
 
 def _bare_ref(body: Mapping[str, Any]) -> str | None:
-    ref = body.get("$ref")
-    if not isinstance(ref, str) or set(body) - {"$ref", "title", "description"}:
+    if set(body) - {"$ref", "title", "description"}:
         return None
-    return ref.rsplit("/", 1)[-1]
+    return _target(body)
 
 
 def _definitions(schema: Mapping[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found.update(schema.get(key) or {})
-    # A definition may be a boolean schema: `true` allows anything, `false` nothing.
-    return {
-        name: d if isinstance(d, Mapping) else {} if d else {"not": {}} for name, d in found.items()
-    }
+    return {name: _as_schema(d) for name, d in found.items()}
+
+
+def _as_schema(schema: Any) -> Any:
+    # A boolean schema: `true` allows anything, `false` nothing.
+    return schema if isinstance(schema, Mapping) else {} if schema else {"not": {}}
 
 
 def instructions(shapes: Sequence[tuple[str, str, Mapping[str, Any]]], *, envelope: bool) -> str:

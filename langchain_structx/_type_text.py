@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 _CONSTRAINTS = (
     ("minimum", ">= {}"),
@@ -55,8 +56,9 @@ def render_type(schema: Mapping[str, Any], indent: int = 0) -> str:
         return "any" if schema else "never"
     if _matches_nothing(schema):
         return "never"
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "$ref" in schema:  # a definition's name, its pointer escapes undone
+        last = unquote(str(schema["$ref"]).rsplit("/", 1)[-1])
+        return last.replace("~1", "/").replace("~0", "~")
     if "const" in schema:
         return json.dumps(schema["const"])
     if "enum" in schema:

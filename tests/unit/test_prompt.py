@@ -436,3 +436,38 @@ def test_keys_given_by_pattern_or_by_name_are_written_with_their_values():
         '  [key matching "^x-"]: boolean\n'
         "}"
     )
+
+
+def test_every_local_reference_is_written_as_what_it_points_at():
+    # Only `#/$defs/<name>` was followed: `#` read `#`, a pointer into a
+    # definition read its last step (`zip`), an escaped name read `a~1b`, each
+    # a word the prompt defines nowhere.
+    schema = {
+        "type": "object",
+        "$defs": {
+            "Addr": {
+                "type": "object",
+                "properties": {"zip": {"type": "integer"}},
+                "required": ["zip"],
+            },
+            "a/b": {"type": "string", "format": "email"},
+        },
+        "properties": {
+            "home": {"$ref": "#/$defs/Addr"},
+            "zip2": {"$ref": "#/$defs/Addr/properties/zip"},
+            "code": {"$ref": "#/$defs/a~1b"},
+            "kids": {"type": "array", "items": {"$ref": "#"}},
+        },
+        "required": ["home", "zip2", "code"],
+    }
+
+    assert render_schema("Family", schema) == (
+        "Family {\n"
+        '  "home": {\n'
+        '    "zip": integer\n'
+        "  },\n"
+        '  "zip2": integer,\n'
+        '  "code": string,  // format email\n'
+        '  "kids": Family[]  // optional\n'
+        "}"
+    )
