@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_structx._exceptions import SchemaError
 from langchain_structx._type_text import one_line, render_type
-from langchain_structx._unions import decode_pointer
+from langchain_structx._unions import decode_pointer, resolve_tokens
 
 
 def render_schema(name: str, schema: Mapping[str, Any], description: str = "") -> str:
@@ -211,7 +211,7 @@ class _RefNamer:
             self.rooted = True
             return self.name
         found = self.names.get(ref)
-        target = _resolve(self.root, tokens) if found is None else None
+        target = _target_of(tokens, self.root, ref) if found is None else None
         if found is None and target is not None:
             found = self.names[ref] = _fresh(tokens[-1], self.definitions)
             self.definitions[found] = _as_schema(target)
@@ -227,15 +227,13 @@ def _refers_to_root(node: Any) -> bool:
     return node.get("$ref") == "#" or any(_refers_to_root(v) for v in node.values())
 
 
-def _resolve(root: Mapping[str, Any], tokens: list[str]) -> Any:
-    node: Any = root
-    for token in tokens:
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
+def _target_of(tokens: list[str], root: Mapping[str, Any], ref: str) -> Any:
+    # The validator resolved every reference when the schema was read; a miss here
+    # (or a target that is no schema) is simply not followed.
+    try:
+        node = resolve_tokens(tokens, root, ref)
+    except SchemaError:
+        return None
     return node if isinstance(node, Mapping | bool) else None
 
 

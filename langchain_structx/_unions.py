@@ -194,11 +194,11 @@ def _body(branch: Any, root: Mapping[str, Any]) -> tuple[Mapping[str, Any], str 
         return branch, None
     if len(branch) > 1:
         return branch, tokens[-1]
-    target = _resolve(tokens, root, str(ref))
+    target = resolve_tokens(tokens, root, str(ref))
     return (target, tokens[-1]) if isinstance(target, dict) else None
 
 
-def _resolve(tokens: list[str], root: Mapping[str, Any], ref: str) -> Any:
+def resolve_tokens(tokens: list[str], root: Mapping[str, Any], ref: str) -> Any:
     """Follow pointer tokens the way the validator's resolver does (list indexes as numbers)."""
     node: Any = root
     for token in tokens:
@@ -216,7 +216,7 @@ def _is_object(body: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
     tokens = _definition(body.get("$ref"), root)
     if tokens is None:
         return False
-    target = _resolve(tokens, root, str(body["$ref"]))
+    target = resolve_tokens(tokens, root, str(body["$ref"]))
     return isinstance(target, dict) and (target.get("type") == "object" or "properties" in target)
 
 

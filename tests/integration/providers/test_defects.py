@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 import pytest
@@ -21,6 +20,7 @@ from langchain_structx.errors import DialectError
 
 from .clients import client, fake
 from .wire import Ask, Reply
+from .wire import answering as _answer
 
 pytestmark = pytest.mark.integration
 
@@ -33,17 +33,6 @@ class Parcel(BaseModel):
 def _ask(model: Any, strategy: Any, tools: list[Any] | None = None) -> Any:
     agent = create_agent(model, tools=tools or [], response_format=strategy)
     return agent.invoke({"messages": [("user", "Describe the parcel.")]})["structured_response"]
-
-
-def _answer(value: dict[str, Any]) -> Any:
-    """A model that answers `value` by whatever route the request offers."""
-
-    def model(ask: Ask) -> Reply:
-        if ask.kind == "tool":
-            return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))
-        return Reply(text=json.dumps(value))
-
-    return model
 
 
 # 1. ChatAnthropic passes the schema through the anthropic SDK, which takes one type per node.

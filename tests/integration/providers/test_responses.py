@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -23,6 +22,7 @@ from langchain_structx import (
 from .clients import client
 from .responses import FakeOpenAIResponses
 from .wire import Ask, Reply
+from .wire import answering as _value
 
 pytestmark = pytest.mark.integration
 
@@ -46,15 +46,6 @@ def _run(server: FakeOpenAIResponses, strategy: Any, *, stream: bool = False, **
         if mode == "values":
             last = chunk
     return last
-
-
-def _value(value: dict[str, Any]) -> Any:
-    def model(ask: Ask) -> Reply:
-        if ask.kind == "tool":
-            return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))
-        return Reply(text=json.dumps(value))
-
-    return model
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -6,7 +6,6 @@ Each case failed before its fix; the fake servers enforce each provider's rules.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -15,7 +14,7 @@ from langchain_structx import PromptedStrategy, create_agent
 from langchain_structx.runnables import with_structured_output
 
 from .clients import client, fake
-from .wire import Ask, Reply
+from .wire import answering as _answer
 
 pytestmark = pytest.mark.integration
 
@@ -26,15 +25,6 @@ class City(BaseModel):
 
 
 OSLO = {"name": "Oslo", "country": "Norway"}
-
-
-def _answer(value: dict[str, Any]) -> Any:
-    def model(ask: Ask) -> Reply:
-        if ask.kind == "tool":
-            return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))
-        return Reply(text=json.dumps(value))
-
-    return model
 
 
 def test_json_mode_on_anthropic_asks_in_the_prompt_alone() -> None:
