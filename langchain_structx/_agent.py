@@ -19,7 +19,7 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
 )
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 from typing_extensions import TypedDict
@@ -74,9 +74,13 @@ class RequestPlans:
 
 
 def progress_of(request: ModelRequest[Any]) -> tuple[Progress | None, bool]:
-    """`progress_in` for a model request."""
+    """`progress_in` for a model request.
+
+    The state's messages are read, not the request's: an outer middleware may
+    add a message to one call's request (a reminder), which is no new question.
+    """
     progress = cast("Progress | None", request.state.get(PROGRESS_KEY))
-    return progress_in(progress, request.messages)
+    return progress_in(progress, request.state.get("messages", request.messages))
 
 
 def progress_in(progress: Progress | None, messages: Sequence[Any]) -> tuple[Progress | None, bool]:
@@ -142,17 +146,19 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
 def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[Any]:
     """The caller's request with this attempt's tools, settings and system text added."""
     spec = step.spec
-    system = request.system_message
+    # Only what the attempt changes: this runs around every model call.
+    changes: dict[str, Any] = {"tools": [*request.tools, *_as_tools(spec)], "response_format": None}
+    if step.history or step.hidden:
+        changes["messages"] = _shell.with_history(request.messages, step)
+    if spec.tool_choice is not None:
+        changes["tool_choice"] = spec.tool_choice
+    if spec.model_settings:
+        changes["model_settings"] = {**request.model_settings, **spec.model_settings}
     if spec.system_suffix:
-        system = _shell.with_system_text(system, spec.system_suffix)
-    return request.override(
-        messages=cast("list[AnyMessage]", _shell.with_history(request.messages, step)),
-        tools=[*request.tools, *_as_tools(spec)],
-        tool_choice=spec.tool_choice if spec.tool_choice is not None else request.tool_choice,
-        model_settings={**request.model_settings, **spec.model_settings},
-        system_message=system,
-        response_format=None,
-    )
+        changes["system_message"] = _shell.with_system_text(
+            request.system_message, spec.system_suffix
+        )
+    return request.override(**changes)
 
 
 def _never(**_: Any) -> str:

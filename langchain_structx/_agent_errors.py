@@ -18,12 +18,15 @@ from langchain.agents.middleware.types import ExtendedModelResponse, ModelReques
 from langgraph.types import Command
 
 from langchain_structx import _engine, _shell
+from langchain_structx import errors as errors_module
 from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY
 from langchain_structx._feedback import earlier_errors
 from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
 from langchain_structx.errors import (
     AttemptError,
+    EarlierAttemptError,
     StructuredOutputFailure,
+    StructuredOutputRefusal,
     StructuredOutputRetryError,
     StructxError,
 )
@@ -138,10 +141,70 @@ def raise_deferred(progress: Progress | None, errors: ErrorCache) -> Progress | 
         error = StructuredOutputRetryError(
             earlier_errors(progress, ()), ai_message=None, usage=usage
         )
+    if error is None and "deferred_error" in progress:
+        error = _rebuilt(progress["deferred_error"], progress)
     if error is None:
         text = "; ".join(progress["errors"][-1:])
         error = StructuredOutputFailure(f"The structured-output run failed: {text}")
     raise error
+
+
+def _saved(error: StructuredOutputFailure) -> dict[str, Any]:
+    """What another process needs to raise `error` again as what it is.
+
+    Its class (one of ours), wording and plain fields; an exception it holds
+    (`source`, `error`) is kept as its text and kind.
+    """
+    fields: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    for name, value in vars(error).items():
+        if name in _CONTEXT_FIELDS:
+            continue
+        if isinstance(value, BaseException):
+            nested[name] = {"text": str(value), "kind": getattr(value, "kind", None)}
+        elif isinstance(value, (str, int, bool)) or value is None:
+            fields[name] = value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            fields[name] = list(value)
+    return {
+        "class": type(error).__name__,
+        "message": str(error),
+        "fields": fields,
+        "nested": nested,
+    }
+
+
+_CONTEXT_FIELDS = frozenset({"ai_message", "raw_message", "attempt", "usage"})
+
+
+def _rebuilt(saved: dict[str, Any], progress: Progress) -> StructuredOutputFailure:
+    """The failure `_saved` describes, of its own class, with no AI message.
+
+    Only this package's failure classes are rebuilt; the constructor is left
+    out, as the checkpoint holds the finished wording rather than its parts.
+    """
+    found = getattr(errors_module, str(saved.get("class")), None)
+    cls = found if isinstance(found, type) and issubclass(found, StructuredOutputFailure) else None
+    attempt = progress["attempts"]
+    usage = as_usage(progress["usage"])
+    if cls is None:
+        return StructuredOutputFailure(saved["message"], attempt=attempt, usage=usage)
+    error = cls.__new__(cls)
+    StructuredOutputFailure.__init__(error, saved["message"], attempt=attempt, usage=usage)
+    for name, value in saved["fields"].items():
+        setattr(error, name, value)
+    for name, inner in saved["nested"].items():
+        kind = inner.get("kind")
+        setattr(
+            error,
+            name,
+            EarlierAttemptError(inner["text"], kind=kind, attempt=attempt)
+            if kind
+            else ValueError(inner["text"]),
+        )
+    if isinstance(error, StructuredOutputRefusal):
+        error.raw_message = None
+    return error
 
 
 def may_defer(
@@ -191,8 +254,12 @@ def deferral(
         progress["errors"] = [f"{e.kind}: {e}" for e in error.errors]
         progress["kinds"] = [e.kind for e in error.errors]
         progress["attempts"] = error.n_attempts
-        if error.usage is not None:
-            progress["usage"] = as_tokens(error.usage)
+    elif isinstance(error, StructuredOutputFailure):
+        progress["deferred_error"] = _saved(error)
+        progress["attempts"] = error.attempt
+    usage = getattr(error, "usage", None)
+    if usage is not None:
+        progress["usage"] = as_tokens(usage)
     if request.messages:
         progress["last_id"] = request.messages[-1].id
     update = {PROGRESS_KEY: progress, JUMP_KEY: "model", **_shell.reset_structured_output(None)}

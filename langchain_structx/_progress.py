@@ -7,7 +7,7 @@ messages the run added. It is plain data, so any checkpointer can store it.
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing import Any, NotRequired
 
 from langchain_core.messages.ai import UsageMetadata
 from typing_extensions import TypedDict
@@ -53,6 +53,8 @@ class Progress(TypedDict):
     the choice to the model."""
     deferred: NotRequired[str]
     """Key of a failure to raise at the next step, once this step has cleared the state."""
+    deferred_error: NotRequired[dict[str, Any]]
+    """That failure as another process rebuilds it: its class, wording and plain fields."""
 
 
 def new_progress() -> Progress:

@@ -7,7 +7,7 @@ model step's plumbing) because it is a middleware of its own.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langchain.agents.middleware import hook_config
 from langchain.agents.middleware.types import AgentMiddleware
@@ -15,7 +15,6 @@ from langgraph.runtime import Runtime
 
 from langchain_structx import _shell
 from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY, progress_in
-from langchain_structx._progress import Progress
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -55,7 +54,9 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Jump back to the model when the last attempt failed and may be retried."""
-        progress = cast("Progress | None", state.get(PROGRESS_KEY))
+        # Only while the run goes on: when our step raised its final error, another
+        # middleware may have answered in its place, and the flag is the last step's.
+        progress, _ = progress_in(state.get(PROGRESS_KEY), state["messages"])
         if progress and progress.get("retry"):
             return {JUMP_KEY: "model"}
         return None

@@ -35,8 +35,11 @@ from langchain_structx import (
 )
 from langchain_structx.errors import (
     EarlierAttemptError,
+    InvalidOutputError,
     StructuredOutputFailure,
+    StructuredOutputRefusal,
     StructuredOutputRetryError,
+    StructxError,
 )
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
@@ -347,6 +350,45 @@ def test_a_put_off_failure_resumed_elsewhere_is_raised_as_what_it_was() -> None:
     assert str(first).startswith("Failed to parse structured output for tool 'Contact'")
     assert "email" in str(first)
     assert len(model.calls) == 2
+
+
+REFUSAL = AIMessage("", additional_kwargs={"refusal": "I can't help with that."})
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("reply", "strategy", "expected"),
+    [
+        (REFUSAL, ToolStrategy(Contact), StructuredOutputRefusal),
+        (BAD_TOOL, ToolStrategy(Contact, handle_errors=False), InvalidOutputError),
+    ],
+    ids=["refusal", "handle_errors=False"],
+)
+def test_a_put_off_attempt_error_resumed_elsewhere_keeps_its_class(
+    mode: str, reply: AIMessage, strategy: Any, expected: type[Exception]
+) -> None:
+    def run_to_failure(resumed_elsewhere: bool) -> BaseException:
+        model = ScriptedChatModel(responses=[GOOD_TOOL, reply])
+        saver = InMemorySaver()
+        thread = {"configurable": {"thread_id": "t"}}
+        options = {"response_format": strategy, "checkpointer": saver}
+        create_agent(model, **options).invoke(QUESTION, thread)
+        ask = {"messages": [("user", "And Bob?")]}
+        if not resumed_elsewhere:
+            with pytest.raises(StructxError) as caught:
+                invoke(create_agent(model, **options), mode, ask, thread)
+            return caught.value
+        invoke(create_agent(model, interrupt_after=["model"], **options), mode, ask, thread)
+        with pytest.raises(StructxError) as caught:
+            invoke(create_agent(model, **options), mode, None, thread)
+        return caught.value
+
+    here, elsewhere = run_to_failure(False), run_to_failure(True)
+
+    assert type(here) is type(elsewhere) is expected
+    assert str(elsewhere) == str(here)
+    assert (elsewhere.attempt, elsewhere.kind) == (here.attempt, here.kind)  # type: ignore[attr-defined]
+    assert elsewhere.ai_message is None
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
