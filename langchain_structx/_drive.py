@@ -13,6 +13,7 @@ they pass on whatever the call yields (partial values) and end with `Done`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from collections.abc import (
@@ -223,11 +224,14 @@ def _invoke_sync(step: Invoke) -> Any:
         return result
     # An async handler in a sync run: finish it on a private loop in its own
     # thread, which works whether or not this thread already runs a loop.
+    # It runs in a copy of the caller's context, so it sees the run's config (stream
+    # writer, interrupts) and the caller's context variables, as a sync handler does.
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()
 
     def runner() -> None:
         try:
-            box["value"] = asyncio.run(_await(result))
+            box["value"] = context.run(asyncio.run, _await(result))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
 

@@ -14,6 +14,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from langchain_core.exceptions import ModelRefusalError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 
@@ -295,9 +296,14 @@ def _raised_as_it_is(policy: ErrorPolicy, error: AttemptError) -> bool:
         return False
     if policy.mode == "raise":
         return True
-    if policy.types is not None:
-        return not isinstance(error, policy.types)
-    return error.kind == "refusal"  # a refusal is an answer, not a mistake: never retried
+    # A refusal is an answer, not a mistake: never retried unless named. Being
+    # also a `StructuredOutputValidationError`, it would otherwise be retried by
+    # the very type a handler ported from LangChain names for wrong answers.
+    if error.kind == "refusal":
+        return policy.types is None or not any(
+            issubclass(named, ModelRefusalError) for named in policy.types
+        )
+    return policy.types is not None and not isinstance(error, policy.types)
 
 
 def _decide(policy: ErrorPolicy, error: AttemptError, context: ErrorContext) -> str | Invoke:

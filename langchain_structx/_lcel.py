@@ -20,7 +20,6 @@ from langchain_core.messages import (
     AIMessageChunk,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     convert_to_messages,
     message_chunk_to_message,
 )
@@ -32,7 +31,7 @@ from langchain_structx import _engine
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._drive import Done
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx._shell import labels, with_history, with_system_text
+from langchain_structx._shell import labels, with_history, with_system
 from langchain_structx.errors import (
     AttemptError,
     StructuredOutputRetryError,
@@ -221,14 +220,7 @@ def _bound(
 
 
 def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[BaseMessage]:
-    conversation = with_history(messages, step)
-    suffix = step.spec.system_suffix
-    if not suffix:
-        return conversation
-    # One system message: several, or one not first, is refused by some providers.
-    if conversation and isinstance(conversation[0], SystemMessage):
-        return [with_system_text(conversation[0], suffix), *conversation[1:]]
-    return [SystemMessage(suffix), *conversation]
+    return with_system(with_history(messages, step), step.spec.system_suffix or "")
 
 
 class _Reply:

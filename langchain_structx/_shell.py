@@ -34,7 +34,7 @@ def run(
     plan: Plan, loop: Loop, call: Callable[[_engine.CallModel], AIMessage], finish: Finish[T]
 ) -> T:
     """Drive `loop` synchronously, calling the model with `call`, and `finish` its result."""
-    sink = streaming.EventSink()
+    sink = streaming.open_sink()
     if not sink.observed:
         return finish(_drive.drive(loop, call), sink)
 
@@ -52,7 +52,7 @@ async def arun(
     finish: Finish[T],
 ) -> T:
     """Async form of `run`; stream events buffered by the sink are flushed at the end."""
-    sink = streaming.EventSink()
+    sink = streaming.open_sink()
     if not sink.observed:
         return finish(await _drive.adrive(loop, call), sink)
 
@@ -73,6 +73,23 @@ def with_history(messages: Sequence[BaseMessage], step: _engine.CallModel) -> li
     if step.hidden:
         messages = [m for m in messages if m.id not in step.hidden]
     return [*messages, *step.history]
+
+
+def with_system(conversation: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """`conversation` with `text` in its system message, which stays one and first.
+
+    Several system messages, or one that is not first, are refused by some
+    providers: a conversation that opens with one gets `text` at its end.
+
+    Examples:
+        >>> [m.type for m in with_system([SystemMessage("Be brief.")], "Answer in JSON.")]
+        ['system']
+    """
+    if not text:
+        return conversation
+    if conversation and isinstance(conversation[0], SystemMessage):
+        return [with_system_text(conversation[0], text), *conversation[1:]]
+    return [SystemMessage(text), *conversation]
 
 
 def with_system_text(system: SystemMessage | None, text: str) -> SystemMessage:

@@ -26,12 +26,13 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, Literal, overload
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
@@ -109,8 +110,15 @@ class StructuredOutputNode(Generic[ResponseT]):
         return await _shell.arun(self.plan, self._loop(state), call, self._update)
 
     def as_runnable(self) -> Runnable[Any, Any]:
-        """This node as a `Runnable` with sync and async paths."""
-        return RunnableLambda(self.__call__, afunc=self.acall, name="structured_output")
+        """This node as a `Runnable` with sync and async paths.
+
+        With `routes`, LangGraph learns the destinations from it as from the node.
+        """
+        if not self.routes:
+            return RunnableLambda(self.__call__, afunc=self.acall, name="structured_output")
+        runnable = _RoutedRunnable(self.__call__, afunc=self.acall, name="structured_output")
+        runnable.__call__ = _announcing(runnable, self.routes.values())  # type: ignore[method-assign]
+        return runnable
 
     def _loop(self, state: Any) -> Any:
         mapping = state if isinstance(state, Mapping) else _as_mapping(state)
@@ -140,8 +148,7 @@ class StructuredOutputNode(Generic[ResponseT]):
         self, step: _engine.CallModel, messages: Sequence[BaseMessage]
     ) -> list[BaseMessage]:
         parts = [p for p in (self.system_prompt, step.spec.system_suffix) if p]
-        head: list[BaseMessage] = [SystemMessage("\n\n".join(parts))] if parts else []
-        return [*head, *_shell.with_history(messages, step)]
+        return _shell.with_system(_shell.with_history(messages, step), "\n\n".join(parts))
 
     def _update(self, result: _engine.RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
         # A node runs no tools: its run ends with an answer or raises.
@@ -159,7 +166,7 @@ class StructuredOutputNode(Generic[ResponseT]):
         return Command(update=update, goto=self.routes[str(result.variant)])
 
 
-def _announcing(node: StructuredOutputNode, targets: Any) -> Any:
+def _announcing(node: Any, targets: Any) -> Any:
     """`node.__call__`, annotated to return `Command[Literal[<targets>]]`.
 
     LangGraph reads that annotation to learn where a node may go, and then
@@ -168,12 +175,25 @@ def _announcing(node: StructuredOutputNode, targets: Any) -> Any:
     """
     names = tuple(dict.fromkeys(targets))
 
-    def call(self: StructuredOutputNode, state: Any) -> Any:
+    def call(self: Any, state: Any) -> Any:
         return type(self).__call__(self, state)
 
     call.__annotations__ = {"state": Any, "return": Command[Literal[names]]}  # type: ignore[valid-type]
     call.__doc__ = StructuredOutputNode.__call__.__doc__
     return types.MethodType(call, node)
+
+
+class _RoutedRunnable(RunnableLambda[Any, Any]):
+    """`as_runnable()` of a node with routes.
+
+    LangGraph reads a node's destinations from the annotations of its
+    `__call__` (and its input schema from the signature of the class's), so
+    this runnable has one, set per instance by `_announcing`.
+    """
+
+    def __call__(self, state: Any) -> Any:
+        """Run the node synchronously."""
+        return self.invoke(state)
 
 
 def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
@@ -187,9 +207,12 @@ def _bind(model: BaseChatModel, spec: CallSpec) -> Runnable[Any, Any]:
 
 
 def _as_mapping(state: Any) -> Mapping[str, Any]:
-    dump = getattr(state, "model_dump", None)
-    if callable(dump):
-        return dict(dump())
+    """A state object's fields as they are (messages stay messages), for error handlers."""
+    fields = getattr(type(state), "model_fields", None)
+    if isinstance(fields, Mapping):  # Pydantic: not dumped, which would turn objects to dicts
+        return {**{name: getattr(state, name) for name in fields}, **(state.model_extra or {})}
+    if dataclasses.is_dataclass(state):  # slotted ones have no __dict__
+        return {field.name: getattr(state, field.name) for field in dataclasses.fields(state)}
     return dict(vars(state)) if hasattr(state, "__dict__") else {}
 
 

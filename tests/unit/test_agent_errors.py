@@ -288,6 +288,37 @@ def test_refusal_is_not_retried_by_default(handle_errors):
     assert info.value.refusal == "I can't share that."
 
 
+@pytest.mark.parametrize(
+    "handle_errors",
+    [StructuredOutputValidationError, Exception, (ValueError, StructuredOutputValidationError)],
+    ids=["langchain-validation-type", "exception", "tuple"],
+)
+def test_a_broad_exception_type_does_not_retry_a_refusal(handle_errors):
+    # A refusal is also a StructuredOutputValidationError, the type a handler
+    # ported from LangChain names for wrong answers.
+    model = ScriptedChatModel(
+        responses=[AIMessage("", additional_kwargs={"refusal": "I can't share that."}), good()]
+    )
+    strategy = ToolStrategy(Contact, handle_errors=handle_errors)
+
+    with pytest.raises(StructuredOutputRefusal):
+        create_agent(model, response_format=strategy).invoke(ASK)
+
+    assert len(model.calls) == 1
+
+
+def test_naming_the_refusal_type_retries_a_refusal():
+    model = ScriptedChatModel(
+        responses=[AIMessage("", additional_kwargs={"refusal": "No."}), good()]
+    )
+    strategy = ToolStrategy(Contact, handle_errors=(StructuredOutputRefusal, ValueError))
+
+    result = create_agent(model, response_format=strategy).invoke(ASK)
+
+    assert result["structured_response"] == ADA
+    assert len(model.calls) == 2
+
+
 def test_callable_may_choose_to_retry_a_refusal():
     model = ScriptedChatModel(
         responses=[AIMessage("", additional_kwargs={"refusal": "No."}), good()]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
-from typing import Any
+import dataclasses
+from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.config import get_config
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel
 
 from langchain_structx import (
@@ -101,3 +106,66 @@ def test_the_nodes_no_tools_failure_carries_its_context() -> None:
     assert error.ai_message.tool_calls[0]["name"] == "search"
     assert error.attempt == 1
     assert error.usage is not None and error.usage["total_tokens"] == 7
+
+
+class PydanticState(BaseModel):
+    messages: Annotated[list[AnyMessage], add_messages]
+    structured_response: Any = None
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedState:
+    messages: Annotated[list[AnyMessage], add_messages]
+    structured_response: Any = None
+
+
+@pytest.mark.parametrize("state_schema", [PydanticState, SlottedState], ids=["pydantic", "slots"])
+def test_a_handler_sees_a_state_objects_fields_as_they_are(state_schema: type) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(error: AttemptError, context: ErrorContext) -> str:
+        seen.append(dict(context.state))
+        return "again"
+
+    earlier = Contact(name="Bob", email="bob@example.com")
+    model = ScriptedChatModel(
+        responses=[reply("no json"), reply('{"name": "Ada", "email": "a@b"}')]
+    )
+    node = structured_output_node(model, PromptedStrategy(Contact, handle_errors=handler))
+    graph = StateGraph(state_schema)
+    graph.add_node("extract", node)
+    graph.add_edge(START, "extract")
+    graph.compile().invoke({"messages": [HumanMessage("Ada")], "structured_response": earlier})
+
+    (state,) = seen
+    assert isinstance(state["messages"][-1], HumanMessage)
+    assert state["structured_response"] == earlier
+
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+
+
+@pytest.mark.parametrize("face", ["agent", "node"])
+def test_an_async_handler_in_a_sync_run_keeps_the_callers_context(face: str) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    async def handler(error: AttemptError, context: ErrorContext) -> str:
+        seen.append((REQUEST_ID.get(), get_config().get("metadata", {}).get("tenant")))
+        return "again"
+
+    model = ScriptedChatModel(
+        responses=[reply("no json"), reply('{"name": "Ada", "email": "a@b"}')]
+    )
+    strategy = PromptedStrategy(Contact, handle_errors=handler)
+    if face == "agent":
+        runnable: Any = create_agent(model, response_format=strategy)
+    else:
+        runnable = structured_output_node(model, strategy).as_runnable()
+    token = REQUEST_ID.set("req-42")
+    try:
+        result = runnable.invoke(ASK, {"metadata": {"tenant": "t1"}})
+    finally:
+        REQUEST_ID.reset(token)
+
+    assert seen == [("req-42", "t1")]
+    assert result["structured_response"] == Contact(name="Ada", email="a@b")

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel
@@ -381,3 +381,61 @@ def test_fallback_memory_direct_concurrent_use():
         assert memory.rejected(key) == frozenset({"provider", "tool"})
     memory.forget()
     assert memory.rejected("m0") == frozenset()
+
+
+def _routes_graph(target, routes):
+    graph = StateGraph(MState)
+    graph.add_node("extract", target)
+    for name in ("save", "plan"):
+        graph.add_node(name, lambda state, name=name: {"messages": [AIMessage(name)]})
+    graph.add_edge(START, "extract")
+    return graph
+
+
+NODE_FORMS = pytest.mark.parametrize("as_runnable", [False, True], ids=["node", "as_runnable"])
+
+
+@NODE_FORMS
+def test_routes_to_a_missing_node_fail_at_compile_time(as_runnable):
+    node = structured_output_node(
+        ScriptedChatModel(responses=[]),
+        ToolStrategy(Contact | Event),
+        routes={**ROUTES, "Event": "plann"},
+    )
+    graph = _routes_graph(node.as_runnable() if as_runnable else node, ROUTES)
+
+    with pytest.raises(ValueError, match="unknown node `plann`"):
+        graph.compile()
+
+
+@NODE_FORMS
+def test_routes_are_the_graphs_edges_without_destinations(as_runnable):
+    answers = [AIMessage("", tool_calls=[tool_call("Event", {"title": "T"})])] * 2
+    model = ScriptedChatModel(responses=answers)
+    node = structured_output_node(model, ToolStrategy(Contact | Event), routes=ROUTES)
+    app = _routes_graph(node.as_runnable() if as_runnable else node, ROUTES).compile()
+
+    edges = {(e.source, e.target) for e in app.get_graph().edges}
+    synced = app.invoke({"messages": [HumanMessage("hi")]})
+    awaited = asyncio.run(app.ainvoke({"messages": [HumanMessage("hi")]}))
+
+    assert {("extract", "save"), ("extract", "plan")} <= edges
+    assert synced["messages"][-1].content == awaited["messages"][-1].content == "plan"
+
+
+@pytest.mark.parametrize(
+    "system_prompt", [None, "You extract contacts."], ids=["plain", "own-prompt"]
+)
+def test_the_node_sends_one_system_message_first(system_prompt):
+    # Several system messages, or one not first, are refused by some providers;
+    # the runnable merges them, and so does the node.
+    model = ScriptedChatModel(responses=['{"name": "Ada"}'])
+    node = structured_output_node(model, PromptedStrategy(Contact), system_prompt=system_prompt)
+
+    node({"messages": [SystemMessage("Be brief."), HumanMessage("Ada here")]})
+
+    (call,) = model.calls
+    assert [m.type for m in call.messages] == ["system", "human"]
+    system = call.messages[0].text
+    assert system.startswith("Be brief.") and "Contact" in system
+    assert system_prompt is None or system_prompt in system
