@@ -34,6 +34,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
@@ -241,12 +242,30 @@ def custom_stream_writer() -> Callable[[Any], None] | None:
     return writer
 
 
-class EventSink:
-    """Sends events to the custom stream and, in async runs, to `astream_events`."""
+def open_sink() -> EventSink:
+    """The sink for one run of a face: a shared silent one when nobody observes the run.
 
-    def __init__(self) -> None:
-        self.writer = custom_stream_writer()
-        config = var_child_runnable_config.get() or {}
+    This runs around every model call of an agent, so the common case (a graph
+    run nobody watches) is decided before any sink is built.
+    """
+    config: RunnableConfig = var_child_runnable_config.get() or {}
+    callbacks = config.get("callbacks")
+    writer = custom_stream_writer()
+    if writer is None and isinstance(callbacks, BaseCallbackManager) and not callbacks.handlers:
+        return _UNOBSERVED
+    return EventSink(config, writer)
+
+
+class EventSink:
+    """Sends events to the custom stream and, in async runs, to `astream_events`.
+
+    Args:
+        config: The runnable config of the run whose events it sends.
+        writer: LangGraph's custom stream writer, if the run streams that mode.
+    """
+
+    def __init__(self, config: RunnableConfig, writer: Callable[[Any], None] | None) -> None:
+        self.writer = writer
         callbacks = config.get("callbacks")
         handlers = getattr(callbacks, "handlers", None)
         # astream_events attaches its handler; without one nobody listens. (LangGraph's
@@ -335,6 +354,9 @@ async def awatched(
     await sink.flush()
     return message
 
+
+_UNOBSERVED = EventSink({"callbacks": BaseCallbackManager([])}, None)
+"""The sink of every run nobody observes: it sends nothing, so one serves them all."""
 
 __all__ = (
     "EVENT_NAME",
