@@ -100,6 +100,24 @@ def unwrapped_union(n: int) -> Callable[[], object]:
     return run
 
 
+def unevaluated_items(n: int) -> Callable[[], object]:
+    variant = normalize({"title": "Xs", "type": "array", "items": {}, "unevaluatedItems": False})
+    value = [0] * n
+    return lambda: variant.variants[0].validate(value)
+
+
+def unevaluated_properties(n: int) -> Callable[[], object]:
+    schema = {
+        "title": "Bag",
+        "type": "object",
+        "additionalProperties": {},
+        "unevaluatedProperties": False,
+    }
+    variant = normalize(schema)
+    value = {f"k{i}": 0 for i in range(n)}
+    return lambda: variant.variants[0].validate(value)
+
+
 def _many_calls(n: int) -> AIMessage:
     calls = [tool_call("City", {"name": "Oslo", "note": f"n{i}"}, id=f"c{i}") for i in range(n)]
     return AIMessage("", tool_calls=calls)
@@ -174,6 +192,8 @@ CASES: tuple[tuple[str, Callable[[int], Callable[[], object]], int, Any], ...] =
     ("envelope: clashing definitions", clashing_definitions, 500, None),
     ("type list of mixed values", mixed_type_list, 8_000, None),
     ("union reply without envelope", unwrapped_union, 10, None),
+    ("unevaluatedItems, long array", unevaluated_items, 20_000, None),
+    ("unevaluatedProperties, many keys", unevaluated_properties, 5_000, None),
     ("include_raw stream, tool calls", raw_stream, 300, raw_stream_langchain),
 )
 

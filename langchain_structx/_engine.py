@@ -30,7 +30,7 @@ from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import interpret
 from langchain_structx._match import Found
 from langchain_structx._plan import CallSpec, Plan
-from langchain_structx._progress import Progress, as_tokens, as_usage, new_progress
+from langchain_structx._progress import Progress, add_tokens, as_usage, new_progress
 from langchain_structx.errors import AttemptError, DialectError
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import StrategyName
@@ -92,11 +92,16 @@ class _Run:
     history: list[BaseMessage] = field(default_factory=list)
 
     def add_usage(self, message: AIMessage) -> UsageMetadata:
-        if message.usage_metadata is None:
+        reported = message.usage_metadata
+        if not isinstance(reported, Mapping):
             return as_usage(self.progress["usage"])
-        usage = add_usage(as_usage(self.progress["usage"]), message.usage_metadata)
-        self.progress["usage"] = as_tokens(usage)
-        return usage
+        earlier = as_usage(self.progress["usage"])
+        self.progress["usage"] = add_tokens(self.progress["usage"], reported)
+        counts = as_usage(self.progress["usage"])
+        try:  # LangChain's sum keeps the details (cached tokens, reasoning)
+            return {**add_usage(earlier, reported), **counts}
+        except (TypeError, ValueError, AttributeError):  # details it cannot add up
+            return counts
 
     def fallback(self, old: StrategyName, new: StrategyName, error: BaseException) -> None:
         reason = clip(f"{type(error).__name__}: {error}", REASON_CHARS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_structx._clip import MESSAGE_CHARS, clip
 
@@ -101,10 +101,13 @@ class ValidationIssue:
     Attributes:
         path: Keys and indexes from the root to the offending value.
         message: What is wrong, worded for a person or a model to act on.
+        unfinished: Whether the check stopped before it was done (out of time,
+            or a value the validator could not finish): the value may be valid.
     """
 
     path: tuple[str | int, ...]
     message: str
+    unfinished: bool = field(default=False, compare=False, repr=False)
 
     @property
     def location(self) -> str:
@@ -143,6 +146,11 @@ class OutputValidationError(StructxError, ValueError):
         self.schema_name = schema_name
         self.issues = tuple(issues)
         super().__init__(self._describe())
+
+    @property
+    def unfinished(self) -> bool:
+        """Whether the check stopped before it was done, so the value may be valid."""
+        return any(issue.unfinished for issue in self.issues)
 
     def _describe(self) -> str:
         count = len(self.issues)

@@ -55,7 +55,8 @@ def guard(check: Checker, name: str, steps: int = 0) -> Checker:
                 raise
             except UNCHECKABLE as exc:
                 reason = f"the value could not be checked ({type(exc).__name__})"
-                raise OutputValidationError(name, [ValidationIssue((), reason)]) from None
+                issue = ValidationIssue((), reason, unfinished=True)
+                raise OutputValidationError(name, [issue]) from None
             # A validator may read a string of digits as an integer too wide to store.
             issue = wide_integer(value, limits) if shape.numerals else None
             if issue is None:

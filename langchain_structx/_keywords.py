@@ -1,7 +1,8 @@
 """jsonschema keywords rewritten to stay bounded on hostile values, and the format checkers.
 
 - `multipleOf` and `uniqueItems` stay exact and linear on numbers and arrays no
-  sane reply contains.
+  sane reply contains; `unevaluatedItems` and `unevaluatedProperties` stay linear
+  in the items and keys (jsonschema looks each one up in a list).
 - `format` checks no string longer than `MAX_FORMAT_CHARS`: jsonschema's checkers
   run outside the validation deadline (some take time quadratic in the text, and
   the `regex` one compiles it), so a longer string is an issue, "too long to check",
@@ -20,6 +21,10 @@ from fractions import Fraction
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema._utils import (  # private, and unchanged across the range we allow
+    find_evaluated_item_indexes_by_schema,
+    find_evaluated_property_keys_by_schema,
+)
 from jsonschema.exceptions import ValidationError as JSONSchemaValidationError
 
 from langchain_structx._bounds import preview
@@ -103,22 +108,67 @@ def format_problem(format: str, text: str) -> str | None:
 def multiple_of(
     validator: Any, divisor: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[JSONSchemaValidationError]:
-    """The `multipleOf` keyword, exact on numbers too large for floats."""
+    """The `multipleOf` keyword, exact: JSON numbers are decimals.
+
+    A float is read as the decimal it is written as (`0.1` is one tenth), so a
+    float quotient's rounding neither accepts `5e-324` for 5 (it underflows to
+    0) or `1e17` for 3 (every float that large is whole), nor refuses `4.35`
+    for `0.01`.
+    """
     if not validator.is_type(instance, "number"):
         return
     if isinstance(divisor, float) or isinstance(instance, float):
         try:
+            failed = (_decimal(instance) / _decimal(divisor)).denominator != 1
+        except (ValueError, ZeroDivisionError):  # not finite: the float reading judges
             quotient = instance / divisor
             failed = int(quotient) != quotient
-        except OverflowError:
-            # Huge numbers: exact arithmetic cannot overflow.
-            failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
     else:
         failed = bool(instance % divisor)
     if failed:
         yield JSONSchemaValidationError(
             f"{preview(instance, value_chars())} is not a multiple of {divisor}"
         )
+
+
+def _decimal(number: float | int) -> Fraction:
+    return Fraction(repr(number)) if isinstance(number, float) else Fraction(number)
+
+
+def unevaluated_items(
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[JSONSchemaValidationError]:
+    """The `unevaluatedItems` keyword, linear in the items (jsonschema's is quadratic)."""
+    if not validator.is_type(instance, "array"):
+        return
+    evaluated = set(find_evaluated_item_indexes_by_schema(validator, instance, schema))
+    extra = [i for i in range(len(instance)) if i not in evaluated]
+    if extra:
+        yield JSONSchemaValidationError(f"Unevaluated items are not allowed (at {_listed(extra)})")
+
+
+def unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[JSONSchemaValidationError]:
+    """The `unevaluatedProperties` keyword, linear in the keys (jsonschema's is quadratic)."""
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = set(find_evaluated_property_keys_by_schema(validator, instance, schema))
+    extra = [
+        key
+        for key in instance
+        if key not in evaluated
+        and next(iter(validator.descend(instance[key], unevaluated, path=key)), None) is not None
+    ]
+    if extra:
+        quoted = _listed([preview(key, max(value_chars() // 2, 20)) for key in extra])
+        verdict = "not allowed" if unevaluated is False else "not valid under the given schema"
+        yield JSONSchemaValidationError(f"Unevaluated properties are {verdict} ({quoted})")
+
+
+def _listed(items: list[Any], shown: int = 3) -> str:
+    more = len(items) - shown
+    return ", ".join(map(str, items[:shown])) + (f" and {more} more" if more > 0 else "")
 
 
 def unique_items(

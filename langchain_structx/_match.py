@@ -125,7 +125,8 @@ def _infer_kind(plan: Plan, value: Any, at: Stamp, repairs: tuple[Repair, ...]) 
         if left <= 0:
             seconds = plan.limits.validation_seconds
             late = f"could not be checked against every variant within {seconds} s"
-            return _invalid(plan.output_name(), plan, ValidationIssue((), late), at)
+            issue = ValidationIssue((), late, unfinished=True)
+            return _invalid(plan.output_name(), plan, issue, at)
         limits = replace(plan.limits, validation_seconds=left)
         if isinstance(found := validate(plan, variant, value, at, repairs, limits=limits), Found):
             matches.append(found)
@@ -167,8 +168,13 @@ def validate(
         first_error = exc
     # Coercion only runs on a value that failed: the happy path pays nothing for it.
     # A value past the bounds (too deep, too long, NaN) is not coerced: turned
-    # into a string, it would slip past the very bound that refused it.
-    fixable = plan.strategy.coerce and shape_issue(data, limits).issue is None
+    # into a string, it would slip past the very bound that refused it. Nor is one
+    # whose check could not finish: a second check would spend the time again.
+    fixable = (
+        plan.strategy.coerce
+        and not first_error.unfinished
+        and shape_issue(data, limits).issue is None
+    )
     coerced = coerce(data, variant.json_schema) if fixable else None
     if coerced is None or not coerced.repairs:
         return Failed(InvalidOutputError(variant.name, first_error, **at.fields()), call_ids)

@@ -7,6 +7,7 @@ messages the run added. It is plain data, so any checkpointer can store it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NotRequired
 
 from langchain_core.messages.ai import UsageMetadata
@@ -91,4 +92,33 @@ def as_tokens(usage: UsageMetadata) -> TokenUsage:
         "input_tokens": usage["input_tokens"],
         "output_tokens": usage["output_tokens"],
         "total_tokens": usage["total_tokens"],
+    }
+
+
+MAX_TOKENS = 2**63 - 1
+"""Largest token count kept: the largest integer a checkpoint stores (msgpack's int64)."""
+
+
+def add_tokens(tokens: TokenUsage, reported: Mapping[str, Any]) -> TokenUsage:
+    """`tokens` plus the counts a reply reports, as a checkpoint can keep them.
+
+    A count that is not a whole number of at least 0 (a client's or a hostile
+    server's oddity) adds nothing, and a sum stops at `MAX_TOKENS`.
+
+    Examples:
+        >>> add_tokens({"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+        ...            {"input_tokens": 4, "output_tokens": "5", "total_tokens": 2**64})
+        {'input_tokens': 5, 'output_tokens': 2, 'total_tokens': 9223372036854775807}
+    """
+
+    def add(key: str, count: int) -> int:
+        value = reported.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return min(count + value, MAX_TOKENS)
+        return count
+
+    return {
+        "input_tokens": add("input_tokens", tokens["input_tokens"]),
+        "output_tokens": add("output_tokens", tokens["output_tokens"]),
+        "total_tokens": add("total_tokens", tokens["total_tokens"]),
     }

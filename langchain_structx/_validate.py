@@ -50,6 +50,8 @@ from langchain_structx._keywords import (
     SCHEMA_FORMAT_CHECKER,
     bounded_format,
     multiple_of,
+    unevaluated_items,
+    unevaluated_properties,
     unique_items,
     value_chars,
 )
@@ -187,6 +189,8 @@ _KEYWORDS = {
     "additionalProperties": _additional_properties,
     "multipleOf": multiple_of,
     "uniqueItems": unique_items,
+    "unevaluatedItems": unevaluated_items,
+    "unevaluatedProperties": unevaluated_properties,
     "format": bounded_format,
 }
 
@@ -288,7 +292,7 @@ class JSONSchemaValidator:
             total = self._collect(instance, kept)
         except _OutOfTime as exc:
             # What was found before time ran out is still worth reporting.
-            late = ValidationIssue((), _out_of_time(exc, limits))
+            late = ValidationIssue((), _out_of_time(exc, limits), unfinished=True)
             found = [late, *(_issue(error, limits) for error in sorted(kept, key=_error_order))]
             return cap_issues(found, max(len(found), len(kept) + 1), limits)
         finally:

@@ -165,6 +165,7 @@ class Transformed:
 
     def _walk(self, step: Callable[[Any], Any], value: Any) -> Any:
         problem = too_deep(value, self._max_depth)
+        unfinished = problem is None
         if problem is None:
             try:
                 with deadline(self._seconds):
@@ -175,7 +176,7 @@ class Transformed:
             except TimeoutError:
                 problem = f"the value could not be checked within {self._seconds} s"
         name = self.schema.get("title")
-        issue = ValidationIssue((), problem)
+        issue = ValidationIssue((), problem, unfinished=unfinished)
         raise OutputValidationError(name if isinstance(name, str) else "the output", [issue])
 
 

@@ -254,7 +254,7 @@ def test_nesting_beyond_the_limit_is_an_issue_with_its_path(schema: Any) -> None
         ({"type": "number"}, float("nan"), "at $: nan is not a JSON number"),
         ({"type": "array"}, [float("inf")], "at $[0]: inf is not a JSON number"),
         ({"type": "object"}, {"x": float("-inf")}, "at $.x: -inf is not a JSON number"),
-        ({"type": "number", "multipleOf": 0.1}, 10**400 + 1, "is not a multiple of 0.1"),
+        ({"type": "number", "multipleOf": 0.3}, 10**400 + 1, "is not a multiple of 0.3"),
         ({"type": "string", "format": "regex"}, "(" * 50_000 + ")" * 50_000, "not a 'regex'"),
         ({"type": "object"}, {1: "a"}, "object keys must be strings"),
     ],
