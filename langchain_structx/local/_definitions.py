@@ -19,6 +19,9 @@ from typing import Any
 
 from langchain_structx.local._schema_bounds import schema_nodes
 
+DEFINITION_PREFIX = "def-"
+"""Before each lifted definition's name: no rule of the converter's own starts so."""
+
 _HOMES = ("$defs", "definitions")
 """Where a schema keeps its definitions."""
 
@@ -85,11 +88,13 @@ def lifted(schema: dict[str, Any]) -> dict[str, Any]:
         >>> tree = {"$ref": "#/$defs/Tree", "$defs": {"Tree": {"type": "object",
         ...     "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}}
         >>> lifted(tree)["anyOf"]
-        [{'$ref': '#/$defs/Tree'}]
+        [{'$ref': '#/$defs/def-Tree'}]
     """
     if not has_local_refs(schema):
         return schema
-    body, definitions = lift(schema, "")
+    # The converter names a reference's rule after the definition and reuses a rule
+    # of that name: a definition called `space` or `string` would be its own rule.
+    body, definitions = lift(schema, DEFINITION_PREFIX)
     if "$ref" in body:
         # The converter would not look at the definitions beside a reference.
         body = {"anyOf": [{"$ref": body["$ref"]}]}

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_structx.errors import UserError
+from langchain_structx.limits import DEFAULT_LIMITS
 from langchain_structx.local._definitions import has_local_refs, lift, lifted
 from langchain_structx.local._grammar_size import PatternLoads
 from langchain_structx.local._limits import MAX_PATTERNS_WORK, MAX_RULE_GROUPS
@@ -191,11 +192,19 @@ def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
         # Plain JSON mode: let the model lay the object out over lines, as it does
         # unconstrained. Held to one line, it drifts from the shape in its prompt.
         grammar = grammar.replace(_ONE_LINE_SPACE, _LINE_SPACE)
+    # The converter's integers stop at 16 digits: a longer id in the text came back
+    # cut short, as a valid and wrong value. One digit more than the widest integer
+    # a value may hold means that whatever the grammar cuts is refused as too wide.
+    grammar = _INTEGRAL_PART.sub(_WIDE_INTEGRAL_PART, grammar)
     return check_grammar(lint_gbnf(grammar))
 
 
 _ONE_LINE_SPACE = 'space ::= " "?'
 _LINE_SPACE = 'space ::= | " " | "\\n" [ \\t]{0,20}'
+_INTEGRAL_PART = re.compile(r"^integral-part ::= .*$", re.MULTILINE)
+_WIDE_INTEGRAL_PART = (
+    f"integral-part ::= [0-9] | [1-9] [0-9]{{1,{len(str(2**DEFAULT_LIMITS.max_integer_bits))}}}"
+)
 
 
 # --- Which grammar a request needs -------------------------------------------------

@@ -25,6 +25,7 @@ __all__ = (
     "detect_calls",
     "forced_message",
     "message_for",
+    "encodable",
     "to_llama_messages",
     "with_shape",
     "with_tools",
@@ -84,6 +85,24 @@ _CHOOSE = (
     "\n\nCall exactly one function: first decide which description fits the user's "
     "message best, then call that one."
 )
+
+
+def encodable(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    r"""`messages` with each lone surrogate (no UTF-8 text can hold one) read as U+FFFD.
+
+    Text decoded from broken JSON (`"\ud800"`) may hold one; llama.cpp encodes the
+    prompt as UTF-8 and would fail on it with an untyped error.
+
+    Examples:
+        >>> encodable([{"role": "user", "content": "a\ud800b"}])[0]["content"] == "a\ufffdb"
+        True
+    """
+    for message in messages:
+        message["content"] = _LONE_SURROGATE.sub("\ufffd", message["content"])
+    return messages
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _describe_tools(tools: Sequence[dict[str, Any]]) -> str:

@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from langchain_structx.local._grammar import (
     schema_to_gbnf,
 )
 from langchain_structx.local._messages import (
+    encodable,
     message_for,
     to_llama_messages,
     with_shape,
@@ -48,8 +50,8 @@ class _Loaded:
 
     llama: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
-    parsed: set[str] = field(default_factory=set)
-    """Grammar texts llama.cpp has already parsed for this model."""
+    parsed: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    """Grammar texts llama.cpp has already parsed for this model, the last `KEPT_GRAMMARS`."""
 
 
 _CACHE: dict[tuple[str, int, int, str | None], _Loaded] = {}
@@ -99,13 +101,29 @@ def _grammar(loaded: _Loaded, gbnf: str) -> Any:
         if not sampler:
             raise GrammarError("llama.cpp could not parse the generated grammar")
         llama_cpp.llama_sampler_free(sampler)
-        loaded.parsed.add(gbnf)
+        if len(gbnf) <= KEPT_TEXT_CHARS:
+            loaded.parsed[gbnf] = None
+            while len(loaded.parsed) > KEPT_GRAMMARS:
+                loaded.parsed.popitem(last=False)
     return LlamaGrammar.from_string(gbnf, verbose=False)
 
 
-@functools.lru_cache(maxsize=64)
+KEPT_GRAMMARS = 64
+"""Schemas (and their grammars) kept converted and checked: a batch repeats one."""
+
+KEPT_TEXT_CHARS = 256 * 1024
+"""Longest schema or grammar text kept: many large tenant schemas must not pile up."""
+
+
 def _gbnf(schema_json: str) -> str:
     """Grammar text for a schema, converted once per schema (batches repeat it)."""
+    if len(schema_json) > KEPT_TEXT_CHARS:
+        return schema_to_gbnf(json.loads(schema_json))
+    return _kept_gbnf(schema_json)
+
+
+@functools.lru_cache(maxsize=KEPT_GRAMMARS)
+def _kept_gbnf(schema_json: str) -> str:
     return schema_to_gbnf(json.loads(schema_json))
 
 
@@ -255,7 +273,7 @@ class LocalChatModel(WholeReplyChatModel):
         elif constraint.schema is not None:
             with_shape(prompt, kwargs.get("response_format"), constraint.schema)
         request: dict[str, Any] = {
-            "messages": prompt,
+            "messages": encodable(prompt),
             "temperature": kwargs.get("temperature", self.temperature),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "stop": [*(self.stop or []), *(stop or [])],

@@ -120,3 +120,54 @@ def test_a_true_subschema_is_answered(local_model: LocalChatModel) -> None:
     # The converter used to crash on it with an AttributeError.
     schema = {"type": "object", "properties": {"x": True}, "required": ["x"]}
     assert "x" in _ask(local_model, schema, 'Answer with {"x": 1}.')
+
+
+def test_an_integer_longer_than_sixteen_digits_comes_back_whole(
+    local_model: LocalChatModel,
+) -> None:
+    # The converter's integers stopped at 16 digits: the model's 17-digit id was
+    # cut to 16 by the grammar and returned as a valid, wrong value.
+    schema = {
+        "type": "object",
+        "properties": {"order_id": {"type": "integer"}},
+        "required": ["order_id"],
+    }
+    fmt = {"type": "json_schema", "json_schema": {"name": "Order", "schema": schema}}
+    prompt = "Order id: 12345678901234567. Extract the order id."
+    reply = local_model.invoke(prompt, response_format=fmt, max_tokens=40)
+    assert json.loads(str(reply.content)) == {"order_id": 12345678901234567}
+
+
+def test_a_definition_named_like_a_grammar_rule_keeps_its_shape(
+    local_model: LocalChatModel,
+) -> None:
+    # A definition called `space` was taken for the converter's own `space` rule:
+    # the object became an optional blank and no reply could be read.
+    schema = {
+        "$ref": "#/$defs/space",
+        "$defs": {
+            "space": {
+                "type": "object",
+                "properties": {"seats": {"type": "integer"}},
+                "required": ["seats"],
+            }
+        },
+    }
+    assert _ask(local_model, schema, "The room has 12 seats.") == {"seats": 12}
+
+
+def test_a_lone_surrogate_in_the_text_is_no_untyped_error(local_model: LocalChatModel) -> None:
+    # llama.cpp encodes the prompt as UTF-8 and raised UnicodeEncodeError.
+    reply = local_model.invoke("Say hi to Ana\ud800.", max_tokens=4)
+    assert isinstance(reply.content, str)
+
+
+def test_the_grammars_a_model_keeps_are_bounded(local_model: LocalChatModel) -> None:
+    from langchain_structx.local._model import KEPT_GRAMMARS
+
+    loaded = local_model._loaded()
+    for n in range(KEPT_GRAMMARS + 10):
+        schema = {"type": "object", "properties": {f"field_{n}": {"type": "integer"}}}
+        fmt = {"type": "json_schema", "json_schema": {"name": "A", "schema": schema}}
+        local_model.invoke("{}", response_format=fmt, max_tokens=1)
+    assert len(loaded.parsed) <= KEPT_GRAMMARS

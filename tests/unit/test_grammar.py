@@ -92,7 +92,7 @@ def test_sanitize_schema_walks_nested_schemas_and_copies() -> None:
         clean["properties"]["list"]["items"],
         clean["properties"]["either"]["anyOf"][0],
         clean["properties"]["extra"]["additionalProperties"],
-        clean["$defs"]["D"],
+        clean["$defs"]["def-D"],
     ):
         assert node["pattern"] == "^([0-9]+)$"
 
