@@ -152,8 +152,14 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
         changes["messages"] = _shell.with_history(request.messages, step)
     if spec.tool_choice is not None:
         changes["tool_choice"] = spec.tool_choice
-    if spec.model_settings:
-        changes["model_settings"] = {**request.model_settings, **spec.model_settings}
+    settings = spec.model_settings
+    if request.tools and "response_format" in settings:
+        # Beside the caller's tools LangChain binds the settings with `bind_tools`,
+        # which reads a `response_format` as a schema to enforce: JSON mode would
+        # fail in the client (ChatOpenAI raises ValueError). The prompt asks alone.
+        settings = {k: v for k, v in settings.items() if k != "response_format"}
+    if settings:
+        changes["model_settings"] = {**request.model_settings, **settings}
     if spec.system_suffix:
         changes["system_message"] = _shell.with_system_text(
             request.system_message, spec.system_suffix

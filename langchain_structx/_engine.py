@@ -155,13 +155,26 @@ class _Run:
         )
 
     def pending(
-        self, messages: list[BaseMessage], *, retry: bool = False, hide: bool = False
+        self,
+        messages: list[BaseMessage],
+        *,
+        retry: bool = False,
+        hide: bool = False,
+        shown: bool = False,
     ) -> RunResult:
+        """The run goes on in a later step; `hide` the route it leaves, except what is `shown`.
+
+        A turn that calls the caller's tools is `shown` for good: their results,
+        which the tool node adds, answer its calls, and a call must never be hidden
+        from a provider while its result is sent.
+        """
         self.progress["retry"] = retry
         # A run that goes on in a later step is named, so the shell can keep its errors.
         self.progress.setdefault("run_id", uuid.uuid4().hex)
+        ids = [m.id for m in messages if m.id]
         added = self.progress.setdefault("added", [])
-        added.extend(m.id for m in messages if m.id)
+        if not shown:
+            added.extend(ids)
         self.progress["last_id"] = messages[-1].id
         if hide:
             self.progress.setdefault("hidden", []).extend(added)
@@ -252,7 +265,7 @@ def attempt_loop(
         seen = interpret(plan, spec, message, attempt=attempt, usage=usage, runs=runs)
         if seen.outcome is None:
             # Turns spent calling ordinary tools cost tokens but are not attempts.
-            return run.pending([_feedback.portable(message, declared)])
+            return run.pending([_feedback.portable(message, declared)], shown=True)
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
             _fallback.confirm_suspects(progress, memory, model)
@@ -264,7 +277,7 @@ def attempt_loop(
         sent = _feedback.resendable(message, plan.limits, declared)
         replies = _feedback.replies(seen.outcome, text, declared)
         if seen.ordinary_calls:
-            return run.pending([sent, *replies])
+            return run.pending([sent, *replies], shown=True)
         # A broken route (not a wrong answer) is left for the next strategy, which
         # starts afresh, without this route's attempts and feedback in view.
         broken = _fallback.leaves_route(run, order)

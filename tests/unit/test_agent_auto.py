@@ -449,3 +449,41 @@ async def test_the_runnable_drops_a_refused_json_mode_too_and_remembers_it():
     # The next run asks without JSON mode from its first request.
     assert await runnable.ainvoke("Who is Ada?") == ADA
     assert [call.response_format for call in model.calls] == [JSON_OBJECT, None, None]
+
+
+@pytest.mark.parametrize("factory", ["create_agent", "middleware"])
+def test_a_route_left_behind_keeps_the_turn_that_called_the_callers_tool(factory):
+    # The tool route answered twice in prose, so AutoStrategy leaves it; the turn
+    # that called `lookup` before it was hidden with the route's attempts, but not
+    # the tool's result, which providers refuse (a result answering no call).
+    from langchain_core.tools import tool
+
+    @tool
+    def lookup(name: str) -> str:
+        """Look a person up."""
+        return "Ada, 36"
+
+    model = ScriptedChatModel(
+        responses=[
+            AIMessage("", tool_calls=[tool_call("lookup", {"name": "Ada"}, id="u1")]),
+            "Ada is 36.",
+            "She is Ada, 36.",
+            JSON_ANSWER,
+        ],
+        profile=TOOLS_ONLY,
+    )
+    strategy = AutoStrategy(Contact, order=("tool", "prompted"))
+    if factory == "create_agent":
+        agent = create_agent(model, [lookup], response_format=strategy)
+    else:
+        ours = StructuredOutputMiddleware(strategy)
+        agent = langchain_create_agent(model, [lookup], middleware=[ours.retry_router(), ours])
+
+    result = agent.invoke(ASK)
+
+    assert result["structured_response"] == ADA
+    last = model.calls[-1].messages
+    assert [t["function"]["name"] for t in model.calls[-1].tools] == ["lookup"]  # prompted
+    calls = [c["id"] for m in last if isinstance(m, AIMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in last if m.type == "tool"]
+    assert results == ["u1"] and "u1" in calls

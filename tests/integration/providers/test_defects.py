@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from langchain_structx import (
     AutoStrategy,
+    PromptedStrategy,
     ProviderStrategy,
     StructuredOutputRefusal,
     ToolStrategy,
@@ -85,6 +86,22 @@ def test_openai_format_name_with_user_tools() -> None:
         assert _ask(client("openai", server), schema, [lookup]) == {"state": "sent"}
     names = [r["response_format"]["json_schema"]["name"] for r in server.requests]
     assert names == ["Shipment_status"]
+    assert server.violations == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai_responses"])
+def test_json_mode_beside_user_tools_is_left_to_the_prompt(provider: str) -> None:
+    # LangChain binds the settings with `bind_tools` beside the caller's tools, and
+    # ChatOpenAI read JSON mode there as a schema: a ValueError before sending.
+    @tool
+    def lookup(code: str) -> str:
+        """Look a parcel code up."""
+        return "a box"
+
+    strategy = PromptedStrategy(Parcel, json_mode=True)
+    with fake(provider, _answer({"label": "box"})) as server:
+        assert _ask(client(provider, server), strategy, [lookup]) == Parcel(label="box")
+    assert len(server.requests) == 1
     assert server.violations == []
 
 
