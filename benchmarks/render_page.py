@@ -111,7 +111,9 @@ ABOUT: dict[str, tuple[str, str]] = {
         "python benchmarks/hostile_schemas.py",
         "Schemas a tenant could send (a chain of `$ref` aliases, definitions each used "
         "twice by the next, two union variants whose definitions share names, a `type` "
-        "list of mixed values, a union reply without its envelope under slow patterns) "
+        "list of mixed values, a union reply without its envelope under slow patterns, "
+        "`unevaluatedItems` over a long array and `unevaluatedProperties` over many keys, "
+        "which jsonschema checks in quadratic time) "
         "and one reply shape (many tool calls streamed with `include_raw=True`), each at a "
         "size n and at 4n, best of three: seconds, the outcome, and the growth from n to "
         "4n. Goal: growth <= 4.4 (linear is 4; a refused or time-bounded case should not "
