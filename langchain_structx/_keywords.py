@@ -110,9 +110,9 @@ def multiple_of(
 ) -> Iterator[JSONSchemaValidationError]:
     """The `multipleOf` keyword, exact: JSON numbers are decimals.
 
-    A float is read as the decimal it is written as (`0.1` is one tenth), so a
-    float quotient's rounding neither accepts `5e-324` for 5 (it underflows to
-    0) or `1e17` for 3 (every float that large is whole), nor refuses `4.35`
+    A float is read as the decimal it is written as (`0.1` is one tenth), so the
+    rounding of a float quotient no longer accepts `5e-324` for 5 (it underflows
+    to 0) or `1e17` for 3 (every float that large is whole), nor refuses `4.35`
     for `0.01`.
     """
     if not validator.is_type(instance, "number"):
@@ -138,11 +138,11 @@ def _decimal(number: float | int) -> Fraction:
 def unevaluated_items(
     validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[JSONSchemaValidationError]:
-    """The `unevaluatedItems` keyword, linear in the items (jsonschema's is quadratic)."""
-    if not validator.is_type(instance, "array"):
-        return
-    evaluated = set(find_evaluated_item_indexes_by_schema(validator, instance, schema))
-    extra = [i for i in range(len(instance)) if i not in evaluated]
+    """The `unevaluatedItems` keyword, linear in the items (jsonschema's is quadratic).
+
+    An item its subschema takes counts as evaluated (jsonschema's walk checks it).
+    """
+    extra = _unevaluated(validator, instance, schema, "array")
     if extra:
         yield JSONSchemaValidationError(f"Unevaluated items are not allowed (at {_listed(extra)})")
 
@@ -151,19 +151,30 @@ def unevaluated_properties(
     validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[JSONSchemaValidationError]:
     """The `unevaluatedProperties` keyword, linear in the keys (jsonschema's is quadratic)."""
-    if not validator.is_type(instance, "object"):
-        return
-    evaluated = set(find_evaluated_property_keys_by_schema(validator, instance, schema))
     extra = [
         key
-        for key in instance
-        if key not in evaluated
-        and next(iter(validator.descend(instance[key], unevaluated, path=key)), None) is not None
+        for key in _unevaluated(validator, instance, schema, "object")
+        if next(iter(validator.descend(instance[key], unevaluated, path=key)), None) is not None
     ]
     if extra:
         quoted = _listed([preview(key, max(value_chars() // 2, 20)) for key in extra])
         verdict = "not allowed" if unevaluated is False else "not valid under the given schema"
         yield JSONSchemaValidationError(f"Unevaluated properties are {verdict} ({quoted})")
+
+
+def _unevaluated(validator: Any, instance: Any, schema: Mapping[str, Any], kind: str) -> list[Any]:
+    """The indexes of an array, or the keys of an object, that no other keyword evaluated.
+
+    None when `instance` is not a `kind`. jsonschema's walk lists the evaluated
+    ones; each is looked up in a set here.
+    """
+    if not validator.is_type(instance, kind):
+        return []
+    if kind == "array":
+        items = set(find_evaluated_item_indexes_by_schema(validator, instance, schema))
+        return [index for index in range(len(instance)) if index not in items]
+    keys = set(find_evaluated_property_keys_by_schema(validator, instance, schema))
+    return [key for key in instance if key not in keys]
 
 
 def _listed(items: list[Any], shown: int = 3) -> str:
