@@ -41,6 +41,9 @@ TYPES_KEY = "structx_response_types"
 ANSWER_KEYS = (RESPONSE_KEY, KIND_KEY, REPORT_KEY)
 """The state keys that hold a turn's answer."""
 
+JSON_MODE = {"type": "json_object"}
+"""The prompted route's JSON mode setting, a `response_format` with no schema."""
+
 KEPT_OVERRIDES = 64
 """Replaced response formats whose plans one middleware keeps."""
 
@@ -153,10 +156,11 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
     if spec.tool_choice is not None:
         changes["tool_choice"] = spec.tool_choice
     settings = spec.model_settings
-    if request.tools and "response_format" in settings:
+    if request.tools and settings.get("response_format") == JSON_MODE:
         # Beside the caller's tools LangChain binds the settings with `bind_tools`,
-        # which reads a `response_format` as a schema to enforce: JSON mode would
-        # fail in the client (ChatOpenAI raises ValueError). The prompt asks alone.
+        # which reads a `response_format` as a schema to enforce: JSON mode (which
+        # has none) would fail in the client (ChatOpenAI raises ValueError). The
+        # prompt asks alone; a provider route's schema is still sent.
         settings = {k: v for k, v in settings.items() if k != "response_format"}
     if settings:
         changes["model_settings"] = {**request.model_settings, **settings}
