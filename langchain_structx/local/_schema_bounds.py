@@ -6,7 +6,9 @@ three passes:
 1. `normalise_node`, on each subschema: counts past `MAX_REPEAT` (or not counts at
    all) are dropped, an object with more than `MAX_OPTIONAL_PROPERTIES` optional
    properties keeps its required ones and allows any others, and a `true` subschema
-   becomes "any JSON value" (the converter crashed on it with an `AttributeError`).
+   becomes "any JSON value" (the converter crashed on it with an `AttributeError`),
+   as does a subschema that names no shape (`{}`, or Pydantic's `Any` field,
+   `{"title": ...}`), which the converter narrowed to objects or refused.
 2. `_Unions`: how many alternatives llama.cpp keeps open while it writes each
    value. All of a union's or enum's branches are open before its first character;
    branches that start alike stay open together, so a union of look-alike objects
@@ -25,6 +27,7 @@ Every change accepts more than the schema did, never less.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,6 +51,10 @@ _TYPES = ("array", "boolean", "null", "number", "object", "string")
 ANY_VALUE: dict[str, Any] = {"type": list(_TYPES)}
 """The loosest schema the converter understands: a union of every JSON type."""
 
+# What the converter reads as the shape of a subschema that has no `type`.
+_SHAPES = frozenset(("$ref", "oneOf", "anyOf", "allOf", "const", "enum", "properties", "items"))
+_SHAPES |= {"prefixItems", "pattern"}
+_FORMATS = re.compile(r"uuid[1-5]?|date|time|date-time")
 _CHILD = ("additionalProperties", "items", "not", "contains", "if", "then", "else")
 _CHILD_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
 _CHILD_MAPS = ("properties", "$defs", "definitions", "patternProperties")
@@ -61,16 +68,19 @@ _NO_OBJECT_KEY = ("object", None, None)
 def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Yield every subschema of `root` (once per path), turning `true` ones into `ANY_VALUE`.
 
-    An empty child schema is `true` too: the converter takes `"items": {}` for no
-    `items` at all and fails (LangChain writes it for a recursive model it cuts short).
+    So is every other subschema that names no shape (`shapeless`): `{}` (LangChain
+    writes `"items": {}` for a recursive model it cuts short) and Pydantic's `Any`
+    field (`{"title": "Extra"}`). The root keeps its form (JSON mode sends `{}`).
     """
     pending = [root]
     while pending:
         node = pending.pop()
+        if node is not root and shapeless(node):
+            node["type"] = list(_TYPES)
         yield node
         for key in _CHILD:
             child = node.get(key)
-            if (child is True or child == {}) and key != "additionalProperties":
+            if child is True and key != "additionalProperties":
                 child = node[key] = dict(ANY_VALUE)
             if isinstance(child, dict):
                 pending.append(child)
@@ -82,6 +92,21 @@ def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     group[slot] = dict(ANY_VALUE)
                 if isinstance(group[slot], dict):
                     pending.append(group[slot])
+
+
+def shapeless(node: dict[str, Any]) -> bool:
+    """Whether the converter finds no shape in `node`, which JSON Schema reads as any value.
+
+    Examples:
+        >>> shapeless({"title": "Extra", "default": None}), shapeless({"format": "date"})
+        (True, False)
+    """
+    if "type" in node or not _SHAPES.isdisjoint(node):
+        return False
+    if node.get("additionalProperties", True) is not True:  # an object with its values
+        return False
+    found = node.get("format")
+    return not (isinstance(found, str) and _FORMATS.fullmatch(found))
 
 
 def normalise_node(node: dict[str, Any]) -> None:
@@ -107,16 +132,14 @@ def normalise_node(node: dict[str, Any]) -> None:
     parts = node.get("allOf")
     if "properties" not in node and isinstance(parts, list):
         branches = [b for part in parts if isinstance(part, dict) for b in part.get("anyOf") or ()]
-        optional_count = sum(
-            len(b["properties"]) for b in branches if isinstance(b, dict) and _sized(b)
-        )
+        optional_count = sum(len(b["properties"]) for b in branches if _sized(b))
         if optional_count > MAX_OPTIONAL_PROPERTIES:
             del node["allOf"]
             node["type"] = "object"
 
 
-def _sized(branch: dict[str, Any]) -> bool:
-    return isinstance(branch.get("properties"), dict)
+def _sized(branch: Any) -> bool:
+    return isinstance(branch, dict) and isinstance(branch.get("properties"), dict)
 
 
 def _value_class(value: Any) -> Any:

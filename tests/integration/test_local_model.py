@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
@@ -18,7 +18,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from local_tasks import Address, Shipment
 from pydantic import BaseModel, Field, RootModel
 
-from langchain_structx import ToolStrategy, create_agent, with_structured_output
+from langchain_structx import (
+    AutoStrategy,
+    ProviderStrategy,
+    ToolStrategy,
+    create_agent,
+    with_structured_output,
+)
 from langchain_structx.local import LocalChatModel, WeightsError, _messages, load_default_model
 from langchain_structx.local._weights import DEFAULT_WEIGHTS
 
@@ -173,6 +179,23 @@ def test_a_self_referring_pydantic_tool_bound_by_hand_answers_in_shape(
         tools=[Topic], first_tool_only=True
     )
     assert isinstance(chain.invoke("Outline: cooking, with baking and frying."), Topic)
+
+
+class Note(BaseModel):
+    """A person, and anything else worth keeping about them."""
+
+    name: str = Field(max_length=40)
+    extra: Any = None
+
+
+@pytest.mark.parametrize("strategy", [AutoStrategy, ProviderStrategy, ToolStrategy])
+def test_a_field_of_any_type_gets_a_grammar_on_every_route(
+    local_model: LocalChatModel, strategy: Any
+) -> None:
+    # Pydantic writes `Any` as `{"title": "Extra"}`, which the converter refused.
+    agent = create_agent(local_model, response_format=strategy(Note, max_retries=1))
+    state = agent.invoke({"messages": [("user", "Ada Lovelace, mathematician.")]})
+    assert isinstance(state["structured_response"], Note)
 
 
 class Names(RootModel[list[str]]):

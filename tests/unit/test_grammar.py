@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from langchain_structx.errors import UserError
 from langchain_structx.local._grammar import (
@@ -113,6 +114,53 @@ def test_an_empty_items_schema_is_any_value() -> None:
     assert schema_to_gbnf({"type": "array", "items": {}}) == schema_to_gbnf(
         {"type": "array", "items": True}
     )
+
+
+def _holding(extra: Any, **keywords: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"extra": extra}, "required": ["extra"], **keywords}
+
+
+@pytest.mark.parametrize(
+    "shapeless",
+    [
+        {},  # the converter took it for an object only
+        {"title": "Extra", "default": None},  # Pydantic's `Any` field: the converter refused it
+        {"description": "Anything.", "minimum": 3},  # a bound on numbers does not make one
+        {"format": "email"},
+        {"additionalProperties": True},
+    ],
+)
+def test_a_subschema_that_names_no_shape_is_any_value(shapeless: dict[str, Any]) -> None:
+    assert schema_to_gbnf(_holding(shapeless)) == schema_to_gbnf(_holding(True))
+    extra = {"type": "object", "additionalProperties": shapeless}
+    every_type = {"type": ["array", "boolean", "null", "number", "object", "string"]}
+    assert schema_to_gbnf(_holding(extra)) == schema_to_gbnf(
+        _holding({"type": "object", "additionalProperties": every_type})
+    )
+
+
+@pytest.mark.parametrize(
+    "shaped",
+    [{"format": "date"}, {"const": 1}, {"enum": [1, 2]}, {"additionalProperties": False}],
+)
+def test_a_subschema_with_a_shape_keeps_it(shaped: dict[str, Any]) -> None:
+    assert sanitize_schema(_holding(shaped))["properties"]["extra"] == shaped
+
+
+def test_a_pydantic_any_field_builds_a_grammar() -> None:
+    class Record(BaseModel):
+        name: str
+        extra: Any = None
+
+    schema = Record.model_json_schema()
+    assert schema["properties"]["extra"] == {"default": None, "title": "Extra"}
+    anything = {**schema, "properties": {**schema["properties"], "extra": True}}
+    assert schema_to_gbnf(schema) == schema_to_gbnf(anything)
+
+
+def test_the_root_keeps_its_form() -> None:
+    # JSON mode sends `{}` as the root and wants an object there.
+    assert sanitize_schema({}) == {}
 
 
 def test_not_is_left_out_of_the_grammar() -> None:
