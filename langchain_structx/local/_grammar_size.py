@@ -9,16 +9,21 @@ follows the converter's own walk to add it up before anything is built.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from typing import Any
 
-from langchain_structx.local._limits import MAX_GRAMMAR_CHARS
-from langchain_structx.local._schema_shape import builds_object, resolve, union_branches
+from langchain_structx.local._limits import MAX_GRAMMAR_CHARS, MAX_NAME_PROBES
+from langchain_structx.local._schema_shape import builds_object, refuse, resolve, union_branches
 
 __all__ = ("Estimate", "PatternLoads")
 
 _OPTIONAL_SHARE = MAX_GRAMMAR_CHARS * 3 // 4
 """Counts and patterns are kept while the estimate stays under this, leaving room
 for the estimate's own error before the grammar itself is checked."""
+
+_NOT_IN_RULE_NAMES = re.compile(r"[^a-zA-Z0-9-]+")
+"""What the converter replaces with `-` in a rule's name."""
 
 PatternLoads = dict[str, tuple[int, int]]
 """For each rewritten pattern: the alternatives it keeps open per character, and the
@@ -30,13 +35,32 @@ class Estimate:
 
     Attributes:
         chars: The text counted so far.
+        probes: At most how many names the converter looks up while naming the
+            rules counted so far (names that come out alike are numbered in turn).
     """
 
     def __init__(self, root: dict[str, Any], loads: PatternLoads) -> None:
         self.root = root
         self.loads = loads
         self.chars = 0
+        self.probes = 0
         self.done: set[str] = set()
+        self._names: Counter[str] = Counter()
+
+    def named(self, name: str) -> None:
+        """Count the lookups the converter spends naming one more rule `name`.
+
+        Raises:
+            GrammarError: Past `MAX_NAME_PROBES`.
+        """
+        written = _NOT_IN_RULE_NAMES.sub("-", name)
+        self.probes += self._names[written] + 1
+        self._names[written] += 1
+        if self.probes > MAX_NAME_PROBES:
+            refuse(
+                "the grammar for this schema would take too long to build: too many of"
+                " its property names come out alike in the grammar's rule names"
+            )
 
     def fits(self, chars: int) -> bool:
         """Whether `chars` more characters of counts or patterns may be kept."""
@@ -47,6 +71,7 @@ class Estimate:
         if not isinstance(node, dict):
             return
         self.chars += 2 * len(name) + 8  # the rule's name, and one reference to it
+        self.named(name)
         if "$ref" in node:
             ref_name = str(node["$ref"]).split("/")[-1]
             if ref_name not in self.done:  # The converter writes each target once.
@@ -113,6 +138,7 @@ class Estimate:
         for key, value in properties.items() if isinstance(properties, dict) else ():
             # The key/value rule: its name, the quoted key, the reference to the value.
             self.chars += 3 * (len(prefix) + len(key)) + 2 * len(json.dumps(key)) + 24
+            self.named(f"{prefix}{key}-kv")
             if key not in needed:  # the rule naming the optional properties after it
                 self.chars += 3 * (len(prefix) + len(key)) + 24
             self.visit(value, f"{prefix}{key}")

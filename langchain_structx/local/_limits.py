@@ -60,6 +60,13 @@ even so (tens of thousands of properties, or very long property names nested dee
 is refused with a `GrammarError`, before converting when the estimate is over twice
 the bound, after when the grammar itself is over it."""
 
+MAX_NAME_PROBES = 1_000_000
+"""Most lookups the converter may spend naming rules. It names a rule after its
+path of property names with every character outside `[a-zA-Z0-9-]` made `-`, and
+numbers the names that come out alike one by one, trying each number in turn: a
+thousand property names in Chinese all come out as `-`, and cost half a million
+lookups (a second). A schema whose names would take more is a `GrammarError`."""
+
 MAX_RULE_GROUPS = 2_000
 """Most groups and repetition operators in one grammar rule: llama.cpp's parser
 turns each into a rule and refuses a rule that expands into many more than 2,000."""

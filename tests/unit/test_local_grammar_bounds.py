@@ -21,6 +21,7 @@ from langchain_core.messages import HumanMessage
 from langchain_structx.local import GrammarError, LocalChatModel, LocalModelError
 from langchain_structx.local._definitions import lifted
 from langchain_structx.local._grammar import sanitize_pattern, sanitize_schema, schema_to_gbnf
+from langchain_structx.local._grammar_size import Estimate
 from langchain_structx.local._limits import (
     MAX_ALTERNATIVES,
     MAX_GRAMMAR_CHARS,
@@ -257,6 +258,58 @@ def test_long_names_nested_deep_are_refused_not_built() -> None:
         node = {"type": "object", "properties": {f"{i}" + "k" * 10_000: node}}
     with pytest.raises(GrammarError, match="exceed"):
         schema_to_gbnf(node)
+
+
+def _named_in_chinese(count: int) -> dict[str, Any]:
+    names = [chr(0x4E00 + i) for i in range(count)]
+    return {
+        "type": "object",
+        "properties": {name: {"enum": [i]} for i, name in enumerate(names)},
+        "required": names,
+    }
+
+
+class _CountedRules(dict[str, str]):
+    """The converter's rule table, counting the names it looks up."""
+
+    lookups = 0
+
+    def __contains__(self, name: object) -> bool:
+        type(self).lookups += 1
+        return super().__contains__(name)
+
+
+def _converter_lookups(schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> int:
+    from llama_cpp import llama_grammar
+
+    built = llama_grammar.SchemaConverter.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built(self, *args, **kwargs)
+        self._rules = _CountedRules(self._rules)
+
+    _CountedRules.lookups = 0
+    with monkeypatch.context() as patch:
+        patch.setattr(llama_grammar.SchemaConverter, "__init__", counted)
+        llama_grammar.json_schema_to_gbnf(json.dumps(sanitize_schema(schema)))
+    return _CountedRules.lookups
+
+
+def test_names_that_come_out_alike_in_rule_names_are_refused_before_building() -> None:
+    # Every name in Chinese is written `-` in a rule's name, and the converter
+    # numbers them by trying each number in turn: 16,000 such names took minutes.
+    with pytest.raises(GrammarError, match="alike"):
+        schema_to_gbnf(_named_in_chinese(2_000))
+
+
+def test_a_form_with_names_in_chinese_still_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    grammar = schema_to_gbnf(_named_in_chinese(300))
+    assert len(re.findall(r"^--kv\d* ::=", grammar, re.MULTILINE)) == 300
+    # The estimate is an upper bound of the converter's own lookups.
+    estimate = Estimate(sanitize_schema(_named_in_chinese(300)), {})
+    estimate.visit(estimate.root, "")
+    lookups = _converter_lookups(_named_in_chinese(300), monkeypatch)
+    assert 0 < lookups <= estimate.probes
 
 
 def test_counts_are_dropped_once_the_grammar_would_grow_too_large() -> None:
