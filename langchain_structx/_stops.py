@@ -8,8 +8,12 @@ wrong one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.messages import AIMessage
+
+from langchain_structx._bounds import preview
+from langchain_structx._clip import MESSAGE_CHARS
 
 # Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
 # Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
@@ -33,15 +37,25 @@ def refusal_text(message: AIMessage, reason: str | None) -> str | None:
     """
     refusal = message.additional_kwargs.get("refusal")
     if refusal:
-        return str(refusal)
+        return _as_text(refusal)
     if isinstance(message.content, list):
         for block in message.content:
             if isinstance(block, Mapping) and block.get("type") == "refusal":
-                return str(block.get("refusal") or block.get("text") or "")
+                return _as_text(block.get("refusal") or block.get("text") or "")
     if reason in REFUSAL_REASONS:
         metadata = message.response_metadata
-        return message.text or str(metadata.get("finish_message") or f"refused ({reason})")
+        return message.text or _as_text(metadata.get("finish_message") or f"refused ({reason})")
     return None
+
+
+def _as_text(value: Any) -> str:
+    """A refusal as text; one that is no string (an odd server's) is shown within bounds.
+
+    Examples:
+        >>> _as_text(10**5000)
+        '<integer of about 5001 digits>'
+    """
+    return value if isinstance(value, str) else preview(value, MESSAGE_CHARS)
 
 
 def stop_reason(message: AIMessage) -> str | None:

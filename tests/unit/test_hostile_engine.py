@@ -104,6 +104,25 @@ def test_a_huge_refusal_raised_as_itself_is_bounded() -> None:
     assert caught.value.ai_message.additional_kwargs["refusal"] == HUGE  # kept in full
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # An odd server's refusal that is no string: `str()` of it raised ValueError.
+        AIMessage("", additional_kwargs={"refusal": 10**5000}),
+        AIMessage([{"type": "refusal", "refusal": 10**5000}]),
+        AIMessage("", additional_kwargs={"refusal": [["no"] * 100_000]}),
+    ],
+)
+def test_a_refusal_that_is_no_string_is_a_typed_refusal_within_bounds(reply: AIMessage) -> None:
+    model = ScriptedChatModel(responses=[reply])
+
+    with pytest.raises(StructuredOutputRefusal) as caught:
+        create_agent(model, response_format=ToolStrategy(Contact)).invoke(ASK)
+
+    assert 0 < len(caught.value.refusal) < 10_000
+    assert "5001 digits" in caught.value.refusal or "'no'" in caught.value.refusal
+
+
 def test_a_huge_invalid_answer_gives_bounded_feedback_and_retry_error() -> None:
     answer = '{"name": "Ada", "age": "' + "9" * 500_000 + 'x"}'
     model = ScriptedChatModel(responses=[answer] * 3)
