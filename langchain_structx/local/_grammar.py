@@ -32,6 +32,7 @@ from langchain_structx.local._patterns import anchored_pattern
 from langchain_structx.local._schema_bounds import bound_schema, schema_nodes
 from langchain_structx.local._schema_shape import check_grammar, check_shape, grammar_stats
 from langchain_structx.local._weights import LocalModelError
+from langchain_structx.local._widen import widen
 
 # Escapes llama.cpp's GBNF parser accepts; anything else is a parse error.
 _GBNF_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[tnr\\\"\[\]])")
@@ -131,6 +132,7 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         # The converter cannot write "anything but X" and refuses a bare `not`;
         # without it the grammar is wider, and validation still checks it.
         node.pop("not", None)
+        widen(node)
         pattern = node.get("pattern")
         if isinstance(pattern, str):
             safe = sanitize_pattern(pattern, budget, loads)

@@ -28,7 +28,9 @@ _CLASS_ALONE = {
 _CLASS_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
 _CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
 _HEX = {"x": 2, "u": 4}
-_BOUNDS = re.compile(r"\{(\d+|\d+,\d*|,\d+)\}")
+# `{,n}` is no count in JSON Schema's regexes (ECMA-262 reads it as text), though
+# Python's reads it as `{0,n}`: such a brace is left to the validator.
+_BOUNDS = re.compile(r"\{(\d+|\d+,\d*)\}")
 
 
 class _Unsupported(Exception):
@@ -52,6 +54,10 @@ class _Rewriter:
         self.body = body
         self.pos = 0
         self.out: list[str] = []
+        self.negated = False
+        self.depth = 0
+        self.alternation = False
+        """Whether the regex is an alternation at its top level (`a|b`)."""
 
     def peek(self, offset: int = 0) -> str:
         index = self.pos + offset
@@ -75,11 +81,17 @@ class _Rewriter:
             self.bounds()
         elif char in "*+?":
             self.quantifier(char)
+        elif char in ")|":
+            self.depth -= char == ")"
+            self.alternation = self.alternation or (char == "|" and self.depth == 0)
+            self.out.append(char)
+            self.pos += 1
         elif char in "]}":
             # Literal in a regex, but the converter loops forever on a bare one.
             self.out.append(self.literal(char, inside=False))
             self.pos += 1
         else:
+            _written_as_is(char)
             self.out.append(char)
             self.pos += 1
 
@@ -105,8 +117,9 @@ class _Rewriter:
             raise _Unsupported(f"escape \\{letter}")
         return self.literal(letter, inside)
 
-    @staticmethod
-    def literal(char: str, inside: bool) -> str:
+    def literal(self, char: str, inside: bool) -> str:
+        if not (inside and self.negated):  # a class that leaves it out never writes it
+            _written_as_is(char)
         # A one-character class is the only spelling the converter passes through
         # untouched, whatever the character is.
         return _code_point(char) if inside else f"[{_code_point(char)}]"
@@ -115,7 +128,8 @@ class _Rewriter:
         """Translate a `[...]` class starting at `pos`."""
         parts = ["["]
         self.pos += 1
-        if self.peek() == "^":
+        self.negated = self.peek() == "^"
+        if self.negated:
             parts.append("^")
             self.pos += 1
         first = True
@@ -128,6 +142,8 @@ class _Rewriter:
                 # A leading "]" is literal in a regex; "[" may start a POSIX class.
                 if char == "[" and self.peek(1) == ":":
                     raise _Unsupported("POSIX character class")
+                if not self.negated:
+                    _written_as_is(char)
                 parts.append(_code_point(char) if char in '[]\\"' else char)
                 self.pos += 1
             first = False
@@ -141,6 +157,7 @@ class _Rewriter:
             if self.peek(1) != ":":
                 raise _Unsupported("lookaround or inline flag")
             self.pos += 2  # A non-capturing group is just a group to a grammar.
+        self.depth += 1
         self.out.append("(")
 
     def repeatable(self) -> None:
@@ -171,6 +188,17 @@ class _Rewriter:
             raise _Unsupported("possessive quantifier")
 
 
+def _written_as_is(char: str) -> None:
+    """Give up on a character JSON writes escaped (a quote, a backslash, a control).
+
+    The grammar puts a pattern's characters into the JSON string as they are, so
+    one of these could only come out as broken JSON: the pattern would leave the
+    model no valid answer.
+    """
+    if char in '"\\' or char < " ":
+        raise _Unsupported(f"{char!r} is escaped in JSON")
+
+
 def _loosened(count: str) -> str:
     """`count` (such as `{2,5}`), or `+`/`*` when it exceeds `MAX_REPEAT`.
 
@@ -185,8 +213,7 @@ def _loosened(count: str) -> str:
     numbers = [int(part) for part in count[1:-1].split(",") if part]
     if max(numbers) <= MAX_REPEAT:
         return count
-    low = 0 if count.startswith("{,") else numbers[0]
-    return "+" if low else "*"
+    return "+" if numbers[0] else "*"
 
 
 def _strip_anchors(pattern: str) -> tuple[str, bool, bool]:
@@ -205,10 +232,15 @@ def anchored_pattern(pattern: str) -> str | None:
     result is left to the caller, which owns the converter.
     """
     body, start, end = _strip_anchors(pattern)
+    rewriter = _Rewriter(body)
     try:
-        rewritten = _Rewriter(body).run()
+        rewritten = rewriter.run()
     except _Unsupported:
         return None
+    if rewriter.alternation:
+        # `^a|b$` is "starts with a, or ends with b": the anchors hold for one
+        # branch each, so neither end is anchored for the whole.
+        start = end = False
     candidate = f"^{'' if start else '.*'}({rewritten}){'' if end else '.*'}$"
     if not _compiles(candidate):
         # Malformed structure (stray parenthesis, repeated quantifier) would

@@ -27,7 +27,6 @@ Every change accepts more than the schema did, never less.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,17 +43,11 @@ from langchain_structx.local._schema_shape import (
     resolve,
     union_branches,
 )
+from langchain_structx.local._widen import ANY_VALUE, JSON_TYPES, shapeless
 
 __all__ = ("ANY_VALUE", "bound_schema", "schema_nodes")
 
-_TYPES = ("array", "boolean", "null", "number", "object", "string")
-ANY_VALUE: dict[str, Any] = {"type": list(_TYPES)}
-"""The loosest schema the converter understands: a union of every JSON type."""
 
-# What the converter reads as the shape of a subschema that has no `type`.
-_SHAPES = frozenset(("$ref", "oneOf", "anyOf", "allOf", "const", "enum", "properties", "items"))
-_SHAPES |= {"prefixItems", "pattern"}
-_FORMATS = re.compile(r"uuid[1-5]?|date|time|date-time")
 _CHILD = ("additionalProperties", "items", "not", "contains", "if", "then", "else")
 _CHILD_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
 _CHILD_MAPS = ("properties", "$defs", "definitions", "patternProperties")
@@ -76,7 +69,7 @@ def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
     while pending:
         node = pending.pop()
         if node is not root and shapeless(node):
-            node["type"] = list(_TYPES)
+            node["type"] = list(JSON_TYPES)
         yield node
         for key in _CHILD:
             child = node.get(key)
@@ -92,21 +85,6 @@ def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     group[slot] = dict(ANY_VALUE)
                 if isinstance(group[slot], dict):
                     pending.append(group[slot])
-
-
-def shapeless(node: dict[str, Any]) -> bool:
-    """Whether the converter finds no shape in `node`, which JSON Schema reads as any value.
-
-    Examples:
-        >>> shapeless({"title": "Extra", "default": None}), shapeless({"format": "date"})
-        (True, False)
-    """
-    if "type" in node or not _SHAPES.isdisjoint(node):
-        return False
-    if node.get("additionalProperties", True) is not True:  # an object with its values
-        return False
-    found = node.get("format")
-    return not (isinstance(found, str) and _FORMATS.fullmatch(found))
 
 
 def normalise_node(node: dict[str, Any]) -> None:
@@ -128,7 +106,7 @@ def normalise_node(node: dict[str, Any]) -> None:
         if len(optional) > MAX_OPTIONAL_PROPERTIES:
             for name in optional:
                 del properties[name]
-            node["additionalProperties"] = True
+            node["additionalProperties"] = dict(ANY_VALUE)
     parts = node.get("allOf")
     if "properties" not in node and isinstance(parts, list):
         branches = [b for part in parts if isinstance(part, dict) for b in part.get("anyOf") or ()]
@@ -286,7 +264,7 @@ class _Unions:
         """Replace `node` (in place) by the JSON types its values may have."""
         types = {"object" if isinstance(cls, tuple) else cls for cls in classes}
         if _ANY in types:
-            types = set(_TYPES)
+            types = set(JSON_TYPES)
         kept: dict[str, Any] = {key: node[key] for key in ("$defs", "definitions") if key in node}
         node.clear()
         node["type"] = sorted(types)[0] if len(types) == 1 else sorted(types)

@@ -47,6 +47,14 @@ UNSUPPORTED = [
     "^a{2,x}$",
     "a^b",
     "^a*+$",
+    # Characters JSON writes escaped: the grammar would write them as they are,
+    # so only broken JSON could match.
+    '^a"b$',
+    r"^a\\b$",
+    r"^a\tb$",
+    '^[ab"]+$',
+    # Text in JSON Schema's regexes (ECMA-262), a count in Python's.
+    "^a{,2}$",
 ]
 
 SAMPLES = ["555-1234", "55-1234", "1.5", "a-b", "abc", "xabcx", "x$", "ab", "cdab", "", "é"]
@@ -70,6 +78,17 @@ def test_rewritten_patterns_match_the_same_strings(pattern: str, _: str) -> None
 @pytest.mark.parametrize("pattern", UNSUPPORTED)
 def test_inexpressible_patterns_are_dropped(pattern: str) -> None:
     assert sanitize_pattern(pattern) is None
+
+
+@pytest.mark.parametrize("pattern", ["^a|b$", "^ab|c", "a|bc$", "^(a|b)|c$"])
+def test_anchors_that_hold_for_one_branch_each_are_dropped(pattern: str) -> None:
+    # `^a|b$` is "starts with a, or ends with b": anchoring the whole narrowed it
+    # to "a" or "b", so a pattern with `minLength: 3` left no answer at all.
+    safe = sanitize_pattern(pattern)
+    assert safe is not None and safe.startswith("^.*(") and safe.endswith(").*$")
+    for sample in [*SAMPLES, "abc", "xxb", "cab", "bca"]:
+        if re.search(pattern, sample):
+            assert re.fullmatch(safe, sample), sample
 
 
 def test_sanitize_schema_walks_nested_schemas_and_copies() -> None:
@@ -156,6 +175,73 @@ def test_a_pydantic_any_field_builds_a_grammar() -> None:
     assert schema["properties"]["extra"] == {"default": None, "title": "Extra"}
     anything = {**schema, "properties": {**schema["properties"], "extra": True}}
     assert schema_to_gbnf(schema) == schema_to_gbnf(anything)
+
+
+EVERY_TYPE = {"type": ["array", "boolean", "null", "number", "object", "string"]}
+
+
+@pytest.mark.parametrize(
+    ("schema", "opened"),
+    [
+        # A required key it does not list gets any value.
+        (
+            {"type": "object", "properties": {}, "required": ["id"]},
+            {"type": "object", "properties": {"id": EVERY_TYPE}, "required": ["id"]},
+        ),
+        # More keys wanted than it lists, or keys `patternProperties` allows: extra keys.
+        (
+            {"type": "object", "properties": {}, "minProperties": 1},
+            {
+                "type": "object",
+                "properties": {},
+                "minProperties": 1,
+                "additionalProperties": EVERY_TYPE,
+            },
+        ),
+        (
+            {"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": False},
+            {
+                "type": "object",
+                "patternProperties": {"^x": EVERY_TYPE},
+                "additionalProperties": EVERY_TYPE,
+            },
+        ),
+        # The converter reads `true` as "object values" and `*` as its marker.
+        (
+            {"type": "object", "properties": {}, "additionalProperties": True},
+            {"type": "object", "properties": {}, "additionalProperties": EVERY_TYPE},
+        ),
+        (
+            {"type": "object", "properties": {"*": {"type": "string"}}},
+            {"type": "object", "properties": {}, "additionalProperties": EVERY_TYPE},
+        ),
+        # A tuple of another length than the one the converter writes.
+        (
+            {"type": "array", "prefixItems": [{"type": "string"}] * 2, "maxItems": 1},
+            {"type": "array", "items": EVERY_TYPE, "maxItems": 1},
+        ),
+        (
+            {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+            {"type": "array", "items": EVERY_TYPE},
+        ),
+    ],
+)
+def test_what_the_converter_would_close_is_opened(
+    schema: dict[str, Any], opened: dict[str, Any]
+) -> None:
+    assert sanitize_schema(schema) == opened
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"type": "object", "properties": {}, "required": ["id"], "additionalProperties": False},
+        {"type": "array", "prefixItems": [{"type": "string"}] * 2, "minItems": 2},
+    ],
+)
+def test_what_the_converter_writes_as_the_schema_says_is_kept(schema: dict[str, Any]) -> None:
+    assert sanitize_schema(schema) == schema
 
 
 def test_the_root_keeps_its_form() -> None:
