@@ -13,6 +13,7 @@ one travels as `{"value": <the variant>}`.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,6 +59,7 @@ def envelope_schema(variants: tuple[Variant, ...]) -> dict[str, Any]:
 _OBJECT_WORDS = frozenset(
     {"properties", "additionalProperties", "patternProperties", "required", "propertyNames"}
 )
+_POINTER = re.compile(r"#(/[^/~%]*)*")
 _OTHER_SHAPES = frozenset({"anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref", "items"})
 
 
@@ -79,12 +81,14 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Codec | None]:
         >>> object_root({"properties": {"a": {}}})[0]["type"]
         'object'
     """
-    if schema.get("type") == "object":
+    if schema.get("type") == "object" and _plain_refs(schema):
         return schema, None
     try:
         root, defs = normalise_refs(copy.deepcopy(schema), "tool")
     except DialectError:
-        return schema, None  # references only the schema as written resolves
+        if _plain_refs(schema):
+            return schema, None  # references only the schema as written resolves
+        raise  # another resource's URI: no tool API follows one, nor does LangChain
     name = ref_name(root)
     if name in defs and set(root) <= {"$ref", "title", "description"}:
         root = dict(defs[name])
@@ -97,6 +101,26 @@ def object_root(schema: dict[str, Any]) -> tuple[dict[str, Any], Codec | None]:
         else:
             root = {"type": "object", **root}
     return ({**root, "$defs": defs} if defs else root), unwrap
+
+
+def _plain_refs(schema: dict[str, Any]) -> bool:
+    """Whether every `$ref` in `schema` is a JSON pointer LangChain's tool conversion follows.
+
+    It follows `#` and `#/a/b`, but not an anchor (`#name`, or a draft-7
+    `"$id": "#name"`), another resource's URI, or a pointer with an escape (`~1`,
+    `%20`): it raises `ValueError` or `KeyError` when it binds the tool.
+    """
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not _POINTER.fullmatch(ref):
+                return False
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return True
 
 
 def _hoist(variant: Variant, defs: dict[str, Any]) -> dict[str, Any]:

@@ -125,8 +125,13 @@ def _rebuild_typeddict(tp: Any) -> Any:
             hints[key] = noted[0]
             required[key] = required[key] and noted[1]
     # First with the right keys and placeholder types, then with the real types.
+    # A closed one, or one whose extra keys have a type, stays so (PEP 728).
+    extra = getattr(tp, "__extra_items__", typing_extensions.NoExtraItems)
+    extras: dict[str, Any] = {"closed": True} if getattr(tp, "__closed__", None) else {}
+    if extra is not typing_extensions.NoExtraItems:
+        extras = {"extra_items": Any}
     rebuilt = typing_extensions.TypedDict(  # type: ignore[misc]
-        tp.__name__, {key: _qualified(Any, required[key]) for key in hints}
+        tp.__name__, {key: _qualified(Any, required[key]) for key in hints}, **extras
     )
     rebuilt.__doc__ = tp.__doc__
     rebuilt.__module__ = tp.__module__
@@ -139,6 +144,8 @@ def _rebuild_typeddict(tp: Any) -> Any:
             rebuilt.__annotations__[key] = _qualified(
                 _rebuild(_strip_required(hint)), required[key]
             )
+        if "extra_items" in extras:
+            rebuilt.__extra_items__ = _rebuild(extra)  # type: ignore[attr-defined]
     except BaseException:
         del _REBUILT[tp]
         raise

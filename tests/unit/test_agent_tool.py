@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from langchain_structx.errors import StructuredOutputRetryError
+from langchain_structx.errors import DialectError, StructuredOutputRetryError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
@@ -341,3 +341,51 @@ def test_a_class_named_in_another_script_gets_a_tool_name_providers_take():
     [tool] = model.calls[0].tools
     assert tool["function"]["name"] == "response_format"
     assert tool["function"]["description"] == "一个人的联系方式。"
+
+
+def _referring(ref: str, **defs: Any) -> dict[str, Any]:
+    return {
+        "title": "Tagged",
+        "type": "object",
+        "properties": {"tag": {"$ref": ref}},
+        "required": ["tag"],
+        **defs,
+    }
+
+
+REFERENCE_FORMS = {
+    "an anchor": _referring("#word", **{"$defs": {"w": {"$anchor": "word", "type": "string"}}}),
+    "a draft-7 id": _referring("#word", definitions={"w": {"$id": "#word", "type": "string"}}),
+    "an escaped pointer": _referring("#/$defs/a~1b", **{"$defs": {"a/b": {"type": "string"}}}),
+    "an encoded pointer": _referring("#/$defs/a%20b", **{"$defs": {"a b": {"type": "string"}}}),
+}
+
+
+@pytest.mark.parametrize("form", list(REFERENCE_FORMS))
+def test_a_reference_langchain_cannot_follow_reaches_the_model_as_a_pointer(form: str) -> None:
+    # LangChain's tool conversion raised ValueError or KeyError on these when it
+    # bound the tool, before any model call.
+    schema = REFERENCE_FORMS[form]
+    model = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[tool_call("Tagged", {"tag": "x"})])]
+    )
+    agent = create_agent(model, response_format=ToolStrategy(schema))
+
+    state = agent.invoke({"messages": [HumanMessage("Tag it.")]})
+
+    assert state["structured_response"] == {"tag": "x"}
+    sent = model.calls[0].tools[0]["function"]["parameters"]
+    assert sent["properties"]["tag"] == {"type": "string"}
+
+
+def test_a_reference_to_another_resource_is_a_dialect_error_on_the_tool_route() -> None:
+    schema = _referring(
+        "https://example.com/word",
+        **{"$defs": {"w": {"$id": "https://example.com/word", "type": "string"}}},
+    )
+    model = ScriptedChatModel(responses=[])
+    agent = create_agent(model, response_format=ToolStrategy(schema))
+
+    with pytest.raises(DialectError, match="example.com/word"):
+        agent.invoke({"messages": [HumanMessage("Tag it.")]})
+    assert model.calls == []

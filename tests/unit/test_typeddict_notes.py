@@ -140,3 +140,27 @@ def test_a_rebuilt_typeddict_keeps_its_pydantic_settings():
     assert variant.validate({"name": "  Ada  ", "email": "a@x.org"})["name"] == "Ada"
     with pytest.raises(OutputValidationError, match="phone"):
         variant.validate({"name": "Ada", "email": "a@x.org", "phone": "123"})
+
+
+class Closed(TypedDict, closed=True):  # type: ignore[call-arg]
+    """No keys but its own."""
+
+    name: Annotated[str, ..., "The name"]
+
+
+class Counted(TypedDict, extra_items=int):  # type: ignore[call-arg]
+    """Extra keys hold counts."""
+
+    name: Annotated[str, ..., "The name"]
+
+
+@pytest.mark.parametrize(("schema", "extra"), [(Closed, False), (Counted, {"type": "integer"})])
+def test_a_noted_typeddict_keeps_what_it_says_of_extra_keys(schema: type, extra: object) -> None:
+    # PEP 728: the notes rebuild the class, which dropped `closed` and `extra_items`,
+    # and an extra key was taken and silently left out of the answer.
+    variant = normalize(schema).variants[0]
+    assert variant.json_schema["additionalProperties"] == extra
+    assert variant.json_schema["properties"]["name"]["description"] == "The name"
+    with pytest.raises(OutputValidationError, match=r"\$\.other"):
+        variant.validate({"name": "Ada", "other": "x"})
+    assert variant.validate({"name": "Ada"}) == {"name": "Ada"}
