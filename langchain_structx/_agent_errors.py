@@ -74,6 +74,8 @@ class ErrorCache:
             if result.report is not None or not result.errors:
                 self._runs.pop(run_id, None)
                 return
+            for error in result.errors:
+                without_frames(error)
             self._runs[run_id] = (progress.get("last_id"), result.errors)  # type: ignore[union-attr]
             self._runs.move_to_end(run_id)
             while len(self._runs) > self._size:
@@ -89,6 +91,7 @@ class ErrorCache:
     def defer(self, error: StructxError) -> str:
         """Keep a failure to raise at the run's next step; returns its key."""
         key = uuid.uuid4().hex
+        without_frames(error)
         with self._lock:
             self._deferred[key] = error
             while len(self._deferred) > self._size:
@@ -114,6 +117,27 @@ class ErrorCache:
         """Whether this process has raised the failure put off under `key`."""
         with self._lock:
             return key in self._raised
+
+
+def without_frames(error: BaseException) -> None:
+    """Drop the tracebacks of `error` and of the errors it holds, before it is kept.
+
+    A traceback keeps its frames, and the attempt loop's frame holds the whole
+    state: a run that never reaches its next step (cancelled, interrupted, out of
+    steps) would otherwise keep its conversation alive in the cache. An error
+    raised again later gets the traceback of that raise.
+    """
+    pending: list[Any] = [error]
+    seen: set[int] = set()
+    while pending:
+        found = pending.pop()
+        if not isinstance(found, BaseException) or id(found) in seen:
+            continue
+        seen.add(id(found))
+        found.__traceback__ = None
+        held = getattr(found, "errors", ())
+        pending.extend(held if isinstance(held, tuple) else ())
+        pending.extend((found.__cause__, found.__context__, getattr(found, "source", None)))
 
 
 def raise_deferred(progress: Progress | None, errors: ErrorCache) -> Progress | None:

@@ -294,11 +294,6 @@ class _BoundedRepr(reprlib.Repr):
         return repr(x)
 
 
-_REPR = _BoundedRepr()
-_REPR.maxlevel = 3
-_REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = 6
-
-
 def preview(value: Any, limit: int) -> str:
     """Render `value` as Python would, cut to at most `limit` characters.
 
@@ -308,10 +303,13 @@ def preview(value: Any, limit: int) -> str:
         >>> preview(10**5000, 80)
         '<integer of about 5001 digits>'
     """
-    _REPR.maxstring = max(limit, 8)
-    _REPR.maxother = max(limit, 8)
+    # One renderer per call: its bounds are per call, and threads share no state.
+    shown = _BoundedRepr()
+    shown.maxlevel = 3
+    shown.maxdict = shown.maxlist = shown.maxtuple = 6
+    shown.maxstring = shown.maxother = max(limit, 8)
     try:
-        text = _REPR.repr(value)
+        text = shown.repr(value)
     except (RecursionError, ValueError, TypeError):
         text = f"<{type(value).__name__}>"
     return clip(text, limit)

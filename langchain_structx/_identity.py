@@ -47,8 +47,14 @@ def model_identity(model: Any) -> str:
         'M:m1:'
     """
     name = _first_attr(model, ("model_name", "model", "model_id", "deployment_name"))
-    endpoint = _first_attr(model, ("openai_api_base", "base_url", "endpoint", "api_base"))
+    endpoint = _first_attr(
+        model, ("openai_api_base", "base_url", "endpoint", "api_base", "azure_endpoint")
+    )
     identity = f"{type(model).__name__}:{name}:{endpoint}"
+    # Azure's API versions differ in what they accept (structured output among it).
+    version = _first_attr(model, ("openai_api_version",))
+    if version:
+        identity = f"{identity}@{version}"
     secret = _credential(model)
     if secret is None:
         return identity

@@ -166,3 +166,41 @@ def test_a_reminder_does_not_reopen_a_turn_answered_beside_a_tool_call(asynchron
 
     assert answer == expected == Contact(name="Ada", email="ada@example.com")
     assert len(ours.calls) == len(stock.calls) == 1
+
+
+def _reaches(root: object, marker: str, limit: int = 200_000) -> bool:
+    """Whether a string holding `marker` can be reached from `root` by references."""
+    import gc
+    import types
+
+    seen, pending = {id(root)}, [root]
+    while pending and len(seen) < limit:
+        found = pending.pop()
+        if isinstance(found, str):
+            if marker in found:
+                return True
+            continue
+        if isinstance(found, (type, types.ModuleType)):
+            continue
+        for child in gc.get_referents(found):
+            if id(child) not in seen:
+                seen.add(id(child))
+                pending.append(child)
+    return False
+
+
+def test_a_run_cut_short_between_attempts_keeps_no_conversation_alive() -> None:
+    # The kept error's traceback held the attempt loop's frame, and with it the
+    # whole state: every abandoned run kept its conversation until 1,024 more came.
+    middleware = StructuredOutputMiddleware(ToolStrategy(Contact, max_retries=3))
+    model = ScriptedChatModel(responses=[AIMessage("", tool_calls=[tool_call("Contact", {})])])
+    agent = langchain_create_agent(model, middleware=[middleware.retry_router(), middleware])
+    marker = "conversation-" + "x" * 1_000
+    from langgraph.errors import GraphRecursionError
+
+    with pytest.raises(GraphRecursionError):
+        agent.invoke({"messages": [HumanMessage(marker)]}, {"recursion_limit": 3})
+
+    kept = middleware._errors._runs
+    assert len(kept) == 1, "the run's first error is kept for its next step"
+    assert not _reaches(kept, marker)

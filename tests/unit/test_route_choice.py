@@ -246,3 +246,26 @@ def test_a_hopeless_input_costs_the_model_no_route(graph: bool):
         agent_with(model, AutoStrategy(Contact), memory, graph=graph).invoke(ASK)
     assert [strategy_of(c) for c in model.calls] == ["tool", "tool", "prompted", "prompted"]
     assert memory.rejected(model_identity(model)) == frozenset()
+
+
+def test_azure_clients_of_other_endpoints_or_api_versions_are_other_models() -> None:
+    # Both were left out: two tenants' Azure resources (signed in with tokens, so
+    # no key told them apart) shared what one of them had been refused.
+    from langchain_openai import AzureChatOpenAI
+
+    def azure(endpoint: str, version: str) -> Any:
+        return AzureChatOpenAI(
+            azure_endpoint=endpoint,
+            api_version=version,
+            azure_deployment="gpt-4o",
+            azure_ad_token_provider=lambda: "token",
+        )
+
+    a = azure("https://tenant-a.openai.azure.com", "2024-10-21")
+    b = azure("https://tenant-b.openai.azure.com", "2024-10-21")
+    older = azure("https://tenant-a.openai.azure.com", "2024-06-01")
+    identities = {model_identity(a), model_identity(b), model_identity(older)}
+    assert len(identities) == 3
+    assert model_identity(a) == model_identity(
+        azure("https://tenant-a.openai.azure.com", "2024-10-21")
+    )
