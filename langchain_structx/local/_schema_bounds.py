@@ -79,12 +79,23 @@ def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 pending.append(child)
         for key in _CHILD_LISTS + _CHILD_MAPS:
             group: Any = node.get(key)
-            slots = range(len(group)) if isinstance(group, list) else group
-            for slot in list(slots) if isinstance(group, list | dict) else ():
+            for slot in _slots(key, group):
                 if group[slot] is True:
                     group[slot] = dict(ANY_VALUE)
                 if isinstance(group[slot], dict):
                     pending.append(group[slot])
+
+
+def _slots(key: str, group: Any) -> list[Any]:
+    """Where `group` holds subschemas: a list's indexes or a map's keys.
+
+    Never a subschema's own keys: `items` holds one subschema, or a list of them.
+    """
+    if key in _CHILD_LISTS and isinstance(group, list):
+        return list(range(len(group)))
+    if key in _CHILD_MAPS and isinstance(group, dict):
+        return list(group)
+    return []
 
 
 def normalise_node(node: dict[str, Any]) -> None:

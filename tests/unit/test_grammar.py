@@ -348,3 +348,15 @@ def test_forced_tool_wins_over_response_format() -> None:
 def test_misuse_is_a_user_error(tools: Any, choice: Any, fmt: Any, message: str) -> None:
     with pytest.raises(UserError, match=message):
         constrain_output(tools, choice, fmt)
+
+
+def test_a_list_of_objects_keeps_its_properties_as_they_are() -> None:
+    # The walk took `items` (one subschema) for a map of subschemas, so an object's
+    # `properties` map was read as a subschema, and given a `type` of its own.
+    line = {"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]}
+    schema = {
+        "type": "object",
+        "properties": {"lines": {"type": "array", "items": line}},
+        "required": ["lines"],
+    }
+    assert sanitize_schema(schema) == schema
