@@ -55,6 +55,8 @@ def guard(check: Checker, name: str, steps: int = 0) -> Checker:
                 raise
             except UNCHECKABLE as exc:
                 reason = f"the value could not be checked ({type(exc).__name__})"
+                if isinstance(exc, RecursionError):
+                    reason += "; its check needs more frames than sys.getrecursionlimit() allows"
                 issue = ValidationIssue((), reason, unfinished=True)
                 raise OutputValidationError(name, [issue]) from None
             # A validator may read a string of digits as an integer too wide to store.

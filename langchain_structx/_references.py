@@ -13,7 +13,7 @@ way is found here, once, when a validator is built:
   `then`, `else`, `dependentSchemas`): each step costs the validator stack frames
   whatever the value, so a run longer than `MAX_REFERENCE_CHAIN`, or one that loops
   back on itself and would never end, is refused.
-- It returns that length, so that a validation runs on a stack sized for it (see
+- It returns that length, so that a validation decides whether it fits on the caller's stack (see
   `_stack.call_with_deep_stack`).
 
 This module imports no other module of the package but the exceptions and `_clip`.

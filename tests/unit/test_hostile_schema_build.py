@@ -9,6 +9,7 @@ that validates exactly as written.
 from __future__ import annotations
 
 import json
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -359,8 +360,8 @@ def _chain_per_level(hops: int) -> dict[str, Any]:
 _NO_TIME_BOUND = Limits(validation_seconds=600.0)
 
 
-@pytest.mark.parametrize("depth", [1, 30, 120])
-def test_a_chain_within_the_bound_validates_at_every_depth(depth: int) -> None:
+@pytest.mark.parametrize("depth", [1, 3])
+def test_a_chain_within_the_bound_validates_where_the_recursion_limit_allows(depth: int) -> None:
     variant = normalize(_chain_per_level(100)).variants[0]
     value: dict[str, Any] = {}
     for _ in range(depth):
@@ -372,6 +373,24 @@ def test_a_chain_within_the_bound_validates_at_every_depth(depth: int) -> None:
         bad = {"c": bad}
     with pytest.raises(OutputValidationError, match="is not of type 'object'"):
         variant.validate(bad, _NO_TIME_BOUND)
+
+
+def test_a_chain_too_long_for_the_recursion_limit_is_an_unfinished_check() -> None:
+    # 120 levels of 100 hops need some 30,000 frames; the limit every thread shares
+    # is left as it is, so the check stops and says why.
+    variant = normalize(_chain_per_level(100)).variants[0]
+    value: dict[str, Any] = {}
+    for _ in range(120):
+        value = {"c": value}
+    limit = sys.getrecursionlimit()
+
+    with pytest.raises(OutputValidationError) as info:
+        variant.validate(value, _NO_TIME_BOUND)
+
+    (issue,) = info.value.issues
+    assert issue.unfinished
+    assert "RecursionError" in issue.message
+    assert sys.getrecursionlimit() == limit
 
 
 # --- 5. classes pydantic cannot describe --------------------------------------------------

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from langchain_structx import _guard
 from langchain_structx._schema import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
@@ -234,6 +235,57 @@ def test_a_valid_value_two_hundred_levels_deep_is_returned(schema: Any) -> None:
 
     assert (result == value) if schema is TREE else isinstance(result, Node)
     assert sys.getrecursionlimit() == limit_before
+
+
+def test_a_deep_check_leaves_the_process_wide_recursion_limit_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The limit is shared by every thread: raising it, even for a moment, lets
+    # another thread's deep `repr` overflow its C stack and kill the process.
+    schema = {
+        "title": "Chain",
+        "$defs": {
+            "a": {"allOf": [{"$ref": "#/$defs/b"}]},
+            "b": {"allOf": [{"$ref": "#/$defs/c"}]},
+            "c": {"type": "object", "properties": {"child": {"$ref": "#/$defs/a"}}},
+        },
+        "$ref": "#/$defs/a",
+    }
+    limit_before = sys.getrecursionlimit()
+    seen: list[int] = []
+    deep_call = _guard.call_with_deep_stack
+
+    def watched(function: Any, *args: Any, depth: int, steps: int = 0) -> Any:
+        def check(*inner: Any) -> Any:
+            seen.append(sys.getrecursionlimit())
+            return function(*inner)
+
+        return deep_call(check, *args, depth=depth, steps=steps)
+
+    monkeypatch.setattr(_guard, "call_with_deep_stack", watched)
+    value = _nest(60)  # deeper than this schema is checked in place
+
+    result = normalize(schema).variants[0].validate(value, Limits(max_depth=128))
+
+    assert result == value
+    assert seen == [limit_before]
+    assert sys.getrecursionlimit() == limit_before
+
+
+def test_a_check_deeper_than_the_recursion_limit_allows_is_a_typed_unfinished_issue() -> None:
+    variant = normalize(TREE).variants[0]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        with pytest.raises(OutputValidationError) as info:
+            variant.validate(_nest(250), Limits(max_depth=256))
+    finally:
+        sys.setrecursionlimit(limit)
+
+    (issue,) = info.value.issues
+    assert issue.unfinished
+    assert "RecursionError" in issue.message
+    assert "recursion" in issue.message
 
 
 @pytest.mark.parametrize("schema", [TREE, Node], ids=["json-schema", "pydantic"])
