@@ -40,7 +40,8 @@ def partial_value(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     # would copy the text once per digit, which is quadratic in a long number.
     body = text[start:].rstrip().rstrip(_NUMBER_TAIL)
     try:
-        value = from_json(body, allow_partial="trailing-strings")
+        # NaN and Infinity are no JSON: a partial never shows them.
+        value = from_json(body, allow_inf_nan=False, allow_partial="trailing-strings")
     except (ValueError, TypeError):  # numbers it refuses, deep nesting, lone surrogates
         return None
     # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the

@@ -76,4 +76,23 @@ def stop_reason(message: AIMessage) -> str | None:
     details = metadata.get("incomplete_details")
     if not reason and isinstance(details, Mapping):
         reason = details.get("reason")
-    return reason if isinstance(reason, str) else None
+    return _joined(reason) if isinstance(reason, str) else None
+
+
+_TELLING = sorted(LENGTH_REASONS, key=len, reverse=True) + sorted(REFUSAL_REASONS)
+
+
+def _joined(reason: str) -> str:
+    """The reason that matters in reasons a merge of streamed chunks ran together.
+
+    langchain-core joins the string fields of streamed chunks, so a server that
+    repeats `finish_reason` in two chunks leaves `"lengthlength"` (or
+    `"lengthstop"`); a truncation or refusal inside such a string still counts.
+
+    Examples:
+        >>> _joined("lengthlength"), _joined("lengthstop"), _joined("stop")
+        ('length', 'length', 'stop')
+    """
+    if reason in LENGTH_REASONS or reason in REFUSAL_REASONS:
+        return reason
+    return next((known for known in _TELLING if known in reason), reason)

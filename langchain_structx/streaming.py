@@ -91,6 +91,8 @@ class PartialTracker:
         self._emit = emit
         self._buffers: dict[int, Buffer] = {}
         self._names: dict[int, str] = {}
+        self._ids: dict[int, str] = {}
+        self._mixed: set[int] = set()
         self._tool_names = plan.tool_names
 
     def feed(self, chunk: AIMessageChunk) -> None:
@@ -105,16 +107,28 @@ class PartialTracker:
     def _feed_tool_chunks(self, chunk: AIMessageChunk) -> None:
         for part in chunk.tool_call_chunks:
             index = part.get("index") or 0
-            if part.get("name"):
-                self._names[index] = str(part["name"])
+            if self._another_call(index, part.get("name"), part.get("id")):
+                # langchain-core merges chunks by index alone, so a second call on
+                # the same index, or a new name, makes one garbled call: stop showing it.
+                self._mixed.add(index)
             name = self._names.get(index)
-            if name not in self._tool_names or not part.get("args"):
+            if index in self._mixed or name not in self._tool_names or not part.get("args"):
                 continue
             # Only the first structured call is shown: a second one in the same
             # reply fails the attempt, and its values are no growth of the first.
             if self._buffers and index not in self._buffers:
                 continue
             self._grow(index, str(part["args"]), name)
+
+    def _another_call(self, index: int, name: Any, call_id: Any) -> bool:
+        """Record a call's header; True when it names another call than `index` had."""
+        changed = False
+        for seen, new in ((self._names, name), (self._ids, call_id)):
+            if not new:
+                continue
+            changed = changed or (index in seen and seen[index] != str(new))
+            seen.setdefault(index, str(new))
+        return changed
 
     def _grow(self, key: int, text: str, kind: str | None) -> None:
         buffer = self._buffers.get(key)
