@@ -30,6 +30,7 @@ from langchain_structx._identity import client_setup as client_setup
 from langchain_structx._identity import model_identity as model_identity
 from langchain_structx._rejections import finished_reply as finished_reply
 from langchain_structx._rejections import is_lasting as is_lasting
+from langchain_structx._rejections import is_model_wide as is_model_wide
 from langchain_structx._rejections import is_rejection as is_rejection
 from langchain_structx._rejections import refuses_tool_choice as refuses_tool_choice
 from langchain_structx.dialects import Dialect
@@ -160,6 +161,13 @@ FALLBACK_MAX_MODELS = 1024
 """Most model identities one memory holds; the oldest entry is dropped past it."""
 
 
+FALLBACK_MAX_ENTRIES = 256
+"""Most rejections and settings one memory holds for one model (many schemas may
+each have their own); the oldest is dropped past it."""
+
+_FOR_SCHEMA = "@"
+"""Joins a strategy and the key of the one schema it was rejected for."""
+
 Setting = Literal["json_mode", "tool_choice"]
 """A part of a request a model may refuse while its route works without it: JSON
 mode on the prompted route, a forced tool choice on the tool route."""
@@ -209,13 +217,30 @@ class FallbackMemory:
         """Whether any setting was ever remembered: a run looks them up only then."""
         return self._holds_settings
 
-    def rejected(self, key: str) -> frozenset[StrategyName]:
-        """Strategies rejected for `key` and not yet expired."""
-        return frozenset(s for s in self._live(key) if s in ANSWERING)
+    def rejected(self, key: str, schema: str | None = None) -> frozenset[StrategyName]:
+        """Strategies rejected for `key` and not yet expired.
 
-    def remember(self, key: str, strategy: StrategyName) -> None:
-        """Record that the model `key` rejected `strategy`."""
-        self._note(key, strategy)
+        Args:
+            key: The model's identity.
+            schema: Only count rejections remembered for this schema key (and
+                those that hold for every schema); None counts them all.
+
+        Examples:
+            >>> memory = FallbackMemory()
+            >>> memory.remember("m", "provider", schema="s1")
+            >>> memory.rejected("m"), memory.rejected("m", "s1"), memory.rejected("m", "s2")
+            (frozenset({'provider'}), frozenset({'provider'}), frozenset())
+        """
+        found: set[StrategyName] = set()
+        for name in self._live(key):
+            strategy, _, scope = name.partition(_FOR_SCHEMA)
+            if strategy in ANSWERING and (not scope or schema is None or scope == schema):
+                found.add(strategy)
+        return frozenset(found)
+
+    def remember(self, key: str, strategy: StrategyName, *, schema: str = "") -> None:
+        """Record that the model `key` rejected `strategy` (for one schema key, if given)."""
+        self._note(key, f"{strategy}{_FOR_SCHEMA}{schema}" if schema else strategy)
 
     def refused_settings(self, key: str, setup: str = "") -> frozenset[Setting]:
         """Settings the model `key` refused, not yet expired, for clients set up as `setup`.
@@ -250,8 +275,11 @@ class FallbackMemory:
         until = self._clock() + self.ttl_seconds
         with self._lock:
             entry = self._rejected.pop(key, {})
-            entry[name] = until
-            self._rejected[key] = entry  # re-inserted: the dict keeps recency order
+            entry.pop(name, None)
+            entry[name] = until  # re-inserted, as the key is: dicts keep recency order
+            while len(entry) > FALLBACK_MAX_ENTRIES:
+                del entry[next(iter(entry))]
+            self._rejected[key] = entry
             while len(self._rejected) > FALLBACK_MAX_MODELS:
                 del self._rejected[next(iter(self._rejected))]
 
@@ -269,10 +297,14 @@ def auto_order(
     preferred: tuple[StrategyName, ...],
     memory: FallbackMemory,
     tools: Sequence[Any] = (),
+    schema_key: str | None = None,
 ) -> tuple[StrategyName, ...]:
-    """Strategies to try for `model`, best first, skipping remembered rejections."""
+    """Strategies to try for `model`, best first, skipping remembered rejections.
+
+    `schema_key` also skips what the model rejected for that one schema.
+    """
     usable = supported_strategies(model, tools)
-    rejected = memory.rejected(model_identity(model))
+    rejected = memory.rejected(model_identity(model), schema_key)
     order = tuple(s for s in preferred if s in usable and s not in rejected)
     return order or ("prompted",)
 

@@ -9,6 +9,8 @@ later runs goes to the `FallbackMemory`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,7 +36,7 @@ def initial_order(
     """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
     if not plan.auto:
         return plan.candidates
-    order = caps.auto_order(model, plan.candidates, memory, tools)
+    order = caps.auto_order(model, plan.candidates, memory, tools, schema_key(plan))
     skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
     return tuple(s for s in order if s not in skipped) or order[-1:]
 
@@ -53,10 +55,38 @@ def leaves_route(run: _Run, order: tuple[StrategyName, ...]) -> bool:
     return broken
 
 
-def confirm_suspects(progress: Progress, memory: caps.FallbackMemory, model: Any) -> None:
-    """Remember the routes this run gave up, now that another one answered."""
+def confirm_suspects(
+    plan: Plan, progress: Progress, memory: caps.FallbackMemory, model: Any
+) -> None:
+    """Remember the routes this run gave up, for its schema, now that another one answered.
+
+    A route that keeps failing may fail for this schema only (one the model
+    cannot write as a tool call), so another schema still tries it.
+    """
     for suspect in progress.get("suspects") or ():
-        memory.remember(caps.model_identity(model), cast("StrategyName", suspect))
+        memory.remember(
+            caps.model_identity(model), cast("StrategyName", suspect), schema=schema_key(plan)
+        )
+
+
+def schema_key(plan: Plan) -> str:
+    """A short digest of the plan's schemas, computed once per plan.
+
+    Examples:
+        >>> from langchain_structx._plan import build_plan
+        >>> from langchain_structx.strategies import AutoStrategy
+        >>> a = build_plan(AutoStrategy({"title": "A", "type": "object"}))
+        >>> b = build_plan(AutoStrategy({"title": "A", "type": "object", "required": ["x"]}))
+        >>> len(schema_key(a)), schema_key(a) == schema_key(b)
+        (16, False)
+    """
+
+    def digest() -> str:
+        shapes = [(v.name, v.json_schema) for v in plan.schemas.variants]
+        text = json.dumps(shapes, sort_keys=True, default=repr, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    return plan.memo("schema_key", digest)
 
 
 def _remember(
@@ -68,8 +98,10 @@ def _remember(
     user_tools: frozenset[str],
 ) -> None:
     ours = plan.tool_names | {plan.output_name()}
-    if caps.is_lasting(error, ours, user_tools, strategy):
-        memory.remember(caps.model_identity(model), strategy)
+    if not caps.is_lasting(error, ours, user_tools, strategy):
+        return
+    scope = "" if caps.is_model_wide(error, strategy) else schema_key(plan)
+    memory.remember(caps.model_identity(model), strategy, schema=scope)
 
 
 def recall_settings(

@@ -151,6 +151,27 @@ def is_lasting(
     return any(word in lowered for word in _LASTING_WORDS) or _names_any(text, ours)
 
 
+def is_model_wide(error: BaseException, strategy: StrategyName | None = None) -> bool:
+    """Whether a lasting rejection holds for the model whatever the schema.
+
+    Only a missing integration and a model that takes no tools at all are; any
+    other refusal may be about the one schema sent (a keyword the provider's
+    strict mode lacks), so it is remembered for that schema alone and one
+    tenant's schema never moves another's requests.
+
+    Examples:
+        >>> class Refused(Exception):
+        ...     status_code = 400
+        >>> is_model_wide(Refused("llama2:latest does not support tools"), "tool")
+        True
+        >>> is_model_wide(Refused("Invalid schema for response_format 'Contact'"), "provider")
+        False
+    """
+    if isinstance(error, NotImplementedError):
+        return True
+    return strategy == "tool" and _NO_TOOLS.search(error_text(error)) is not None
+
+
 def _overflows(error: BaseException) -> bool:
     # By name, as `finished_reply` reads LangChain's errors: no import on this path.
     return any(

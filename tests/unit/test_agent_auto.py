@@ -188,6 +188,58 @@ def test_rejection_is_remembered_per_model_identity():
     assert [strategy_of(c) for c in twin.calls] == ["tool"]
 
 
+class Tenant(BaseModel):
+    """Another tenant's schema, on the same model and memory."""
+
+    name: str
+    age: int
+    city: str = ""
+
+
+def test_a_rejection_of_one_schema_does_not_move_another_schemas_route():
+    # A 400 about one tenant's schema says nothing of another's: through one
+    # shared memory, the other tenant still asks the provider first.
+    memory = FallbackMemory()
+    refused = HTTPError("Invalid schema for response_format 'Contact': 'age' is bad", 400)
+    first = ScriptedChatModel(responses=[refused, TOOL_ANSWER], profile=NATIVE)
+    agent_with(first, AutoStrategy(Contact), memory).invoke(ASK)
+    assert [strategy_of(c) for c in first.calls] == ["provider", "tool"]
+
+    other = ScriptedChatModel(responses=['{"name": "Ada", "age": 36}'], profile=NATIVE)
+    result = agent_with(other, AutoStrategy(Tenant), memory).invoke(ASK)
+
+    assert [strategy_of(c) for c in other.calls] == ["provider"]
+    assert result["structured_response"] == Tenant(name="Ada", age=36)
+    # The schema that was refused still skips the provider.
+    again = ScriptedChatModel(responses=[TOOL_ANSWER], profile=NATIVE)
+    agent_with(again, AutoStrategy(Contact), memory).invoke(ASK)
+    assert [strategy_of(c) for c in again.calls] == ["tool"]
+
+
+def test_a_model_that_lacks_the_feature_is_skipped_for_every_schema():
+    memory = FallbackMemory()
+    first = ScriptedChatModel(
+        responses=[NotImplementedError("no structured output"), TOOL_ANSWER], profile=NATIVE
+    )
+    agent_with(first, AutoStrategy(Contact), memory).invoke(ASK)
+
+    tenant_answer = AIMessage("", tool_calls=[tool_call("Tenant", {"name": "Ada", "age": 36})])
+    other = ScriptedChatModel(responses=[tenant_answer], profile=NATIVE)
+    agent_with(other, AutoStrategy(Tenant), memory).invoke(ASK)
+
+    assert [strategy_of(c) for c in other.calls] == ["tool"]
+
+
+def test_one_models_entries_are_bounded_however_many_schemas_it_refuses():
+    memory = FallbackMemory()
+    memory.remember("m", "provider")
+    for number in range(300):
+        memory.remember("m", "tool", schema=f"s{number}")
+
+    assert memory.rejected("m", "s0") == frozenset()  # the oldest went first
+    assert memory.rejected("m", "s299") == frozenset({"tool"})
+
+
 @pytest.mark.parametrize(
     "refusal",
     [
