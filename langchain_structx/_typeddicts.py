@@ -11,6 +11,7 @@ a `Field(description=...)`.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import types
@@ -108,8 +109,20 @@ def _noted(hint: Any) -> tuple[Any, bool] | None:
         return None  # a lone value: a description or a default, LangChain cannot tell
     if len(notes) == 2 and not isinstance(notes[1], str):
         return None
-    described = Annotated[inner, Field(description=notes[1])] if len(notes) == 2 else inner
-    return described, notes[0] is ...
+    # The default goes to the model as LangChain sends it; the answer is not
+    # filled in with it (a TypedDict has no defaults), as LangChain's is not.
+    shown: dict[str, Any] = {"description": notes[1]} if len(notes) == 2 else {}
+    if notes[0] is not ... and _is_json(notes[0]):
+        shown["json_schema_extra"] = {"default": notes[0]}
+    return (Annotated[inner, Field(**shown)] if shown else inner), notes[0] is ...
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def _rebuild_typeddict(tp: Any) -> Any:

@@ -60,6 +60,30 @@ def test_the_schema_has_langchains_required_keys_and_descriptions():
     assert ours["description"] == "Joke to tell user."
 
 
+class Order(TypedDict):
+    """An order."""
+
+    item: Annotated[str, ..., "What to buy"]
+    count: Annotated[int, 7, "How many"]
+    tags: Annotated[list[str], ["new"], "Labels"]
+    odd: Annotated[float, float("nan"), "No JSON default: none is sent"]
+
+
+def test_the_defaults_are_sent_as_langchain_sends_them():
+    ours = normalize(Order).variants[0].json_schema["properties"]
+    stock = convert_to_openai_tool(Order)["function"]["parameters"]["properties"]
+
+    assert (
+        {k: v.get("default") for k, v in ours.items() if k != "odd"}
+        == {k: v.get("default") for k, v in stock.items() if k != "odd"}
+        == {"item": None, "count": 7, "tags": ["new"]}
+    )
+    assert "default" not in ours["odd"]
+    assert _properties({"properties": ours}) == _properties({"properties": stock})
+    # The answer is taken as written: a TypedDict has no defaults to fill in.
+    assert normalize(Order).variants[0].validate({"item": "tea"}) == {"item": "tea"}
+
+
 def test_a_noted_optional_field_may_be_left_out_and_a_required_one_may_not():
     variant = normalize(Joke).variants[0]
 
