@@ -7,6 +7,7 @@ that more digits may follow), and once the text is whole equals `json.loads`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic_core import from_json
@@ -39,16 +40,41 @@ def partial_value(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     # One strip for the whole number tail: trimming one character at a time
     # would copy the text once per digit, which is quadratic in a long number.
     body = text[start:].rstrip().rstrip(_NUMBER_TAIL)
-    try:
-        # NaN and Infinity are no JSON: a partial never shows them.
-        value = from_json(body, allow_inf_nan=False, allow_partial="trailing-strings")
-    except (ValueError, TypeError):  # numbers it refuses, deep nesting, lone surrogates
+    value = _read(body)
+    if value is _UNREADABLE and _CONTROL.search(body):
+        # A raw control character inside a string, which the answer's own parse
+        # repairs: read it as that parse does, or no partial would follow it.
+        value = _read(_STRING.sub(_escape_controls, body))
+    if value is _UNREADABLE:
         return None
     # pydantic-core reads 1e400 as infinity; such a reply fails parsing at the
     # end, so show nothing rather than a value no JSON encoder will write.
     if needs_number_checks(body, limits) and not all_finite(value):
         return None
     return value
+
+
+_UNREADABLE: Any = object()
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+
+
+def _read(body: str) -> Any:
+    try:
+        # NaN and Infinity are no JSON: a partial never shows them.
+        return from_json(body, allow_inf_nan=False, allow_partial="trailing-strings")
+    except (ValueError, TypeError):  # numbers it refuses, deep nesting, lone surrogates
+        return _UNREADABLE
+
+
+def _escape_controls(string: re.Match[str]) -> str:
+    r"""A JSON string with its raw control characters written as escapes.
+
+    Examples:
+        >>> _escape_controls(_STRING.match('"a\nb'))
+        '"a\\u000ab'
+    """
+    return _CONTROL.sub(lambda c: f"\\u{ord(c.group()):04x}", string.group())
 
 
 def _json_start(text: str) -> int:

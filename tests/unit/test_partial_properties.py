@@ -153,3 +153,35 @@ def test_the_stream_buffer_ends_on_the_whole_value(
 def test_any_text_gives_a_value_or_none_without_raising(text: str) -> None:
     result = partial_value(text)
     assert result is None or isinstance(result, dict | list)
+
+
+_CONTROLS = "".join(map(chr, range(0x20)))
+_raw_strings = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\\")
+    | st.sampled_from(_CONTROLS)
+)
+
+
+def _written_raw(value: Any) -> str:
+    """`value` as JSON with its control characters unescaped in strings, as models write them."""
+    text = json.dumps(value, ensure_ascii=False)
+    for char in _CONTROLS:
+        text = text.replace(json.dumps(char)[1:-1], char)
+    return text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_raw_strings, _raw_strings, min_size=1, max_size=4), st.integers(1, 9))
+def test_raw_control_characters_in_strings_do_not_stop_the_partials(
+    value: dict[str, str], size: int
+) -> None:
+    text = _written_raw(value)
+    assert json.loads(text, strict=False) == value  # what the answer's own parse reads
+    previous: Any = None
+    for end in range(size, len(text) + size, size):
+        current = partial_value(text[:end])
+        if previous is not None:
+            assert current is not None
+            assert grows(previous, current)
+        previous = current
+    assert partial_value(text) == value
