@@ -21,7 +21,6 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     convert_to_messages,
-    message_chunk_to_message,
 )
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
@@ -29,6 +28,7 @@ from langchain_core.runnables.config import merge_configs
 
 from langchain_structx import _engine
 from langchain_structx._capabilities import FallbackMemory
+from langchain_structx._chunks import Reply, joined
 from langchain_structx._drive import Done
 from langchain_structx._plan import CallSpec, Plan
 from langchain_structx._shell import labels, with_history, with_system
@@ -44,7 +44,7 @@ from langchain_structx.strategies import (
     ProviderStrategy,
     ToolStrategy,
 )
-from langchain_structx.streaming import MIN_STEP, PartialTracker, StructuredOutputEvent
+from langchain_structx.streaming import PartialTracker, StructuredOutputEvent
 
 Method: TypeAlias = Literal["function_calling", "json_schema", "json_mode"]
 """LangChain's names for how to ask: tool calling, native JSON schema, JSON mode."""
@@ -223,37 +223,6 @@ def _prompt(messages: Sequence[BaseMessage], step: _engine.CallModel) -> list[Ba
     return with_system(with_history(messages, step), step.spec.system_suffix or "")
 
 
-class _Reply:
-    """The chunks of one streamed reply, and when the reply so far is due to be joined."""
-
-    def __init__(self) -> None:
-        self.chunks: list[AIMessageChunk] = []
-        self._size = 0
-        self._next_join = 0
-
-    def add(self, chunk: AIMessageChunk) -> None:
-        self.chunks.append(chunk)
-        text = chunk.content if isinstance(chunk.content, str) else str(chunk.content)
-        self._size += len(text) + sum(len(c.get("args") or "") for c in chunk.tool_call_chunks)
-
-    def due(self) -> bool:
-        """Whether the reply has grown by half (and `MIN_STEP`) since the last join."""
-        if self._size < self._next_join:
-            return False
-        self._next_join = self._size + max(MIN_STEP, self._size // 2)
-        return True
-
-
-def _joined(chunks: list[AIMessageChunk]) -> AIMessage:
-    if not chunks:
-        return AIMessage(content="")
-    # One addition of the whole list: adding tool-call chunks one at a time
-    # re-reads their arguments each time, which is quadratic.
-    merged = chunks[0] + chunks[1:] if len(chunks) > 1 else chunks[0]
-    message = message_chunk_to_message(merged)
-    return message if isinstance(message, AIMessage) else AIMessage(content=message.content)
-
-
 def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
 
@@ -322,10 +291,10 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = _Reply()
+        reply = Reply()
         for chunk in bound.stream(prompt, config):
             yield from self._partials(chunk, reply, tracker, events)
-        yield Done(_joined(reply.chunks))
+        yield Done(joined(reply.chunks))
 
     async def astream(self, step: _engine.CallModel) -> AsyncIterator[Any]:
         """Async form of `stream`."""
@@ -335,16 +304,16 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = _Reply()
+        reply = Reply()
         async for chunk in bound.astream(prompt, config):
             for item in self._partials(chunk, reply, tracker, events):
                 yield item
-        yield Done(_joined(reply.chunks))
+        yield Done(joined(reply.chunks))
 
     def _partials(
         self,
         chunk: Any,
-        reply: _Reply,
+        reply: Reply,
         tracker: PartialTracker,
         events: list[StructuredOutputEvent],
     ) -> list[Any]:
@@ -365,7 +334,7 @@ class LcelRun:
         # calls), so it is joined only as it grows by half, with the newest value.
         if not reply.due():
             return []
-        return [{"raw": _joined(reply.chunks), "parsed": values[-1], "parsing_error": None}]
+        return [{"raw": joined(reply.chunks), "parsed": values[-1], "parsing_error": None}]
 
     def output(self, result: _engine.RunResult) -> tuple[Any, StructuredReport]:
         """The runnable's output for a finished run, and the run's report."""
