@@ -16,16 +16,25 @@ from langchain_structx.local._limits import MAX_REPEAT
 
 __all__ = ("anchored_pattern",)
 
-# Regex shorthand classes, written as GBNF-safe character classes.
+# What a class that leaves characters out must leave out too: the grammar writes a
+# pattern's characters into the JSON string as they are, and these would end it or
+# begin an escape there (or be no JSON at all).
+_NOT_IN_JSON = "\\x22\\x5C\\x7F\\x00-\\x1F"
+# Regex shorthand classes, written as GBNF-safe character classes. A tab, newline
+# or carriage return is written escaped in JSON, so `\s` is a space or one of those
+# escapes (and only a space inside a class, where an escape cannot stand).
 _CLASS_ALONE = {
     "d": "[0-9]",
     "w": "[A-Za-z0-9_]",
-    "s": "[ \\t\\n\\r]",
-    "D": "[^0-9]",
-    "W": "[^A-Za-z0-9_]",
-    "S": "[^ \\t\\n\\r]",
+    "s": "( |[\\x5C][tnr])",
+    "D": f"[^0-9{_NOT_IN_JSON}]",
+    "W": f"[^A-Za-z0-9_{_NOT_IN_JSON}]",
+    "S": f"[^ \\t\\n\\r{_NOT_IN_JSON}]",
 }
-_CLASS_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
+# Any one character, as a JSON string holds it: written as it is, or escaped. The
+# converter's own `.` lets a raw quote or backslash through, which breaks the JSON.
+_ANY_CHAR = f"([^{_NOT_IN_JSON}]|[\\x5C][\\x22\\x5C/bft]|[\\x5C]u[0-9A-Fa-f]{{4}})"
+_CLASS_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": " "}
 _CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
 _HEX = {"x": 2, "u": 4}
 # `{,n}` is no count in JSON Schema's regexes (ECMA-262 reads it as text), though
@@ -85,6 +94,9 @@ class _Rewriter:
             self.depth -= char == ")"
             self.alternation = self.alternation or (char == "|" and self.depth == 0)
             self.out.append(char)
+            self.pos += 1
+        elif char == ".":
+            self.out.append(_ANY_CHAR)
             self.pos += 1
         elif char in "]}":
             # Literal in a regex, but the converter loops forever on a bare one.
@@ -148,7 +160,7 @@ class _Rewriter:
                 self.pos += 1
             first = False
         self.pos += 1
-        parts.append("]")
+        parts.append(f"{_NOT_IN_JSON}]" if self.negated else "]")
         return "".join(parts)
 
     def group(self) -> None:
@@ -228,8 +240,11 @@ def anchored_pattern(pattern: str) -> str | None:
     """Rewrite `pattern` for GBNF and anchor it; `None` when that is impossible.
 
     JSON Schema patterns match anywhere, while the converter wants `^...$`, so an
-    unanchored end is padded with `.*`. Whether the converter then accepts the
-    result is left to the caller, which owns the converter.
+    unanchored end is padded with any characters. Every "any character" (`.`, the
+    padding, a class that leaves characters out) is one a JSON string can hold
+    where it stands: a raw quote or backslash there would break the JSON.
+    Whether the converter then accepts the result is left to the caller, which
+    owns the converter.
     """
     body, start, end = _strip_anchors(pattern)
     rewriter = _Rewriter(body)
@@ -241,7 +256,8 @@ def anchored_pattern(pattern: str) -> str | None:
         # `^a|b$` is "starts with a, or ends with b": the anchors hold for one
         # branch each, so neither end is anchored for the whole.
         start = end = False
-    candidate = f"^{'' if start else '.*'}({rewritten}){'' if end else '.*'}$"
+    pad = f"{_ANY_CHAR}*"
+    candidate = f"^{'' if start else pad}({rewritten}){'' if end else pad}$"
     if not _compiles(candidate):
         # Malformed structure (stray parenthesis, repeated quantifier) would
         # reach the grammar unchecked; Python's parser is a good-enough judge.

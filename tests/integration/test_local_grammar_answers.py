@@ -135,3 +135,29 @@ def test_the_grammar_admits_an_answer_the_schema_allows(vocabulary: Vocabulary, 
     grammar = schema_to_gbnf(schema)
     assert vocabulary.accepts(grammar, json.dumps(valid))
     assert not vocabulary.accepts(grammar, json.dumps(refused))
+
+
+# (pattern, a value it allows, written as JSON) for every form of "any character"
+WILDCARDS = {
+    "a dot": ("^a.+$", 'ab"c\\d'),
+    "padding around an unanchored pattern": ("b", 'a"b\\c'),
+    "a class that leaves characters out": ("^[^x]+$", "abc"),
+    "not a space": (r"^\S+$", "abc"),
+    "not a digit": (r"^\D+$", "abc"),
+    "a space": (r"^a\sb$", "a\tb"),
+}
+
+
+@pytest.mark.parametrize("case", list(WILDCARDS))
+def test_any_character_in_a_pattern_is_one_a_json_string_holds(
+    vocabulary: Vocabulary, case: str
+) -> None:
+    pattern, value = WILDCARDS[case]
+    schema = {"type": "string", "pattern": pattern}
+    assert not JSONSchemaValidator(schema).issues(value)
+    grammar = schema_to_gbnf(schema)
+
+    assert vocabulary.accepts(grammar, json.dumps(value))
+    # A raw quote inside the string, or a raw tab: the text would be no JSON.
+    assert not vocabulary.accepts(grammar, '"ab"c"')
+    assert not vocabulary.accepts(grammar, '"a\tb"')

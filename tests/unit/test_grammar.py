@@ -20,22 +20,27 @@ from langchain_structx.local._grammar import (
     sanitize_schema,
     schema_to_gbnf,
 )
+from langchain_structx.local._patterns import _ANY_CHAR
+from langchain_structx.local._patterns import _NOT_IN_JSON as NOT_IN_JSON
 
 pytest.importorskip("llama_cpp", reason="the grammar converter ships with llama-cpp-python")
+
+# "Any character" in a rewritten pattern is one a JSON string can hold where it stands.
+PAD = f"{_ANY_CHAR}*"
 
 TRANSLATED = [
     (r"^\d{3}-\d{4}$", "^([0-9]{3}-[0-9]{4})$"),
     (r"^\d+\.\d+$", r"^([0-9]+[\x2E][0-9]+)$"),
     (r"^[\d\-]{2,}$", r"^([0-9\x2D]{2,})$"),
-    (r"^\S+$", r"^([^ \t\n\r]+)$"),
+    (r"^\S+$", rf"^([^ \t\n\r{NOT_IN_JSON}]+)$"),
     (r"^\w+$", "^([A-Za-z0-9_]+)$"),
     (r"^(?:ab|cd)+?$", "^((ab|cd)+)$"),
     (r"^[]a]$", r"^([\x5Da])$"),
     (r"^\u00e9\x41$", r"^([\xE9][\x41])$"),
-    ("abc", "^.*(abc).*$"),
-    ("^abc", "^(abc).*$"),
-    (r"x\$", r"^.*(x[\x24]).*$"),
-    ('^[^"]+$', r"^([^\x22]+)$"),
+    ("abc", f"^{PAD}(abc){PAD}$"),
+    ("^abc", f"^(abc){PAD}$"),
+    (r"x\$", rf"^{PAD}(x[\x24]){PAD}$"),
+    ('^[^"]+$', rf"^([^\x22{NOT_IN_JSON}]+)$"),
 ]
 
 UNSUPPORTED = [
@@ -85,7 +90,7 @@ def test_anchors_that_hold_for_one_branch_each_are_dropped(pattern: str) -> None
     # `^a|b$` is "starts with a, or ends with b": anchoring the whole narrowed it
     # to "a" or "b", so a pattern with `minLength: 3` left no answer at all.
     safe = sanitize_pattern(pattern)
-    assert safe is not None and safe.startswith("^.*(") and safe.endswith(").*$")
+    assert safe is not None and safe.startswith(f"^{PAD}(") and safe.endswith(f"){PAD}$")
     for sample in [*SAMPLES, "abc", "xxb", "cab", "bca"]:
         if re.search(pattern, sample):
             assert re.fullmatch(safe, sample), sample

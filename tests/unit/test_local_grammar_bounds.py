@@ -28,6 +28,7 @@ from langchain_structx.local._limits import (
     MAX_GRAMMAR_NESTING,
     MAX_RULE_GROUPS,
 )
+from langchain_structx.local._patterns import _ANY_CHAR
 from langchain_structx.local._widen import ANY_VALUE
 
 pytest.importorskip("llama_cpp", reason="the grammar converter ships with llama-cpp-python")
@@ -123,7 +124,7 @@ def test_patterns_that_keep_many_alternatives_open_are_left_out(pattern: str) ->
 
 ORDINARY_PATTERNS = [
     (r"^[a-f0-9]{64}$", "^([a-f0-9]{64})$"),
-    (r"[a-f0-9]{32}", "^.*([a-f0-9]{32}).*$"),
+    (r"[a-f0-9]{32}", f"^{_ANY_CHAR}*([a-f0-9]{{32}}){_ANY_CHAR}*$"),
     (r"^([0-9]{1,3}\.){3}[0-9]{1,3}$", r"^(([0-9]{1,3}[\x2E]){3}[0-9]{1,3})$"),
     (r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$", None),
     (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$", None),
