@@ -67,12 +67,9 @@ def _runs_joined(chunks: list[AIMessageChunk]) -> list[AIMessageChunk]:
             run.append(chunk.tool_call_chunks[0]["args"] or "")
             continue
         _close(out, run, run_index)
-        if index is None:
-            out.append(chunk)
-            run, run_index = [], None
-        else:
-            run, run_index = [chunk.tool_call_chunks[0]["args"] or ""], index
-            out.append(chunk)
+        out.append(chunk)
+        run = [] if index is None else [chunk.tool_call_chunks[0]["args"] or ""]
+        run_index = index
     _close(out, run, run_index)
     return out
 

@@ -97,6 +97,17 @@ def within(partial: Any, final: Any, layout: Layout, cut: int, path: tuple[Any, 
     return partial == final and type(partial) is type(final) and complete
 
 
+def assert_grows_as_read(text: str, size: int) -> None:
+    """Read `text` `size` characters more at a time: each value only adds to the last."""
+    previous: Any = None
+    for end in range(size, len(text) + size, size):
+        current = partial_value(text[:end])
+        if previous is not None:
+            assert current is not None
+            assert grows(previous, current)
+        previous = current
+
+
 @settings(max_examples=300, deadline=None)
 @given(containers, dumps, st.data())
 def test_a_prefix_never_shows_content_the_document_lacks(
@@ -113,14 +124,7 @@ def test_a_prefix_never_shows_content_the_document_lacks(
 @settings(max_examples=200, deadline=None)
 @given(containers, dumps, st.integers(min_value=1, max_value=9))
 def test_values_only_grow_as_the_text_grows(value: Any, options: dict[str, Any], size: int) -> None:
-    text = json.dumps(value, **options)
-    previous: Any = None
-    for end in range(size, len(text) + size, size):
-        current = partial_value(text[:end])
-        if previous is not None:
-            assert current is not None
-            assert grows(previous, current)
-        previous = current
+    assert_grows_as_read(json.dumps(value, **options), size)
 
 
 @settings(max_examples=200, deadline=None)
@@ -177,11 +181,5 @@ def test_raw_control_characters_in_strings_do_not_stop_the_partials(
 ) -> None:
     text = _written_raw(value)
     assert json.loads(text, strict=False) == value  # what the answer's own parse reads
-    previous: Any = None
-    for end in range(size, len(text) + size, size):
-        current = partial_value(text[:end])
-        if previous is not None:
-            assert current is not None
-            assert grows(previous, current)
-        previous = current
+    assert_grows_as_read(text, size)
     assert partial_value(text) == value
