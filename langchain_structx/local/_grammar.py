@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from langchain_structx.errors import UserError
 from langchain_structx.limits import DEFAULT_LIMITS
+from langchain_structx.local._dead_ends import drop_dead_ends
 from langchain_structx.local._definitions import has_local_refs, lift, lifted
 from langchain_structx.local._grammar_size import PatternLoads
 from langchain_structx.local._limits import MAX_PATTERNS_WORK, MAX_RULE_GROUPS
@@ -104,7 +105,9 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     Patterns are rewritten or, when impossible or too costly, removed; counts,
     enums, unions and optional properties past the bounds in `_limits` are loosened;
-    `not`, which the converter cannot express, is left out.
+    `not`, which the converter cannot express, is left out; so are optional
+    properties and union branches no value satisfies (`false`, `{"enum": []}`; see
+    `_dead_ends`), and `"items": false` closes an array at its `prefixItems`.
 
     Args:
         schema: A JSON schema; it is not modified.
@@ -114,8 +117,9 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         GrammarError: The schema is not plain JSON, nests deeper than
-            `MAX_SCHEMA_DEPTH`, is larger than `MAX_SCHEMA_NODES`, or its grammar
-            would exceed `MAX_GRAMMAR_CHARS` even loosened.
+            `MAX_SCHEMA_DEPTH`, is larger than `MAX_SCHEMA_NODES`, admits no value
+            (a required property that allows none, say), or its grammar would
+            exceed `MAX_GRAMMAR_CHARS` even loosened.
 
     Examples:
         >>> sanitize_schema({"type": "string", "pattern": "^\\d+$"})
@@ -126,7 +130,9 @@ def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     check_shape(schema)
     # Exactly what the converter will read: a tuple of subschemas is a list there,
     # so it must be one here, or its patterns and counts would escape the bounds.
-    clean: dict[str, Any] = lifted(json.loads(json.dumps(schema)))
+    plain = json.loads(json.dumps(schema))
+    drop_dead_ends(plain)  # `false` and `{"enum": []}`: the converter crashes or writes ""
+    clean: dict[str, Any] = lifted(plain)
     budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
     for node in schema_nodes(clean):
         # The converter cannot write "anything but X" and refuses a bare `not`;

@@ -26,6 +26,7 @@ __all__ = (
     "check_grammar",
     "check_shape",
     "grammar_stats",
+    "referent",
     "refuse",
     "resolve",
     "union_branches",
@@ -142,6 +143,12 @@ def check_grammar(grammar: str) -> str:
 
 def resolve(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
     """The subschema a local `#/...` reference names (split as the converter splits it)."""
+    target = referent(root, ref)
+    return target if isinstance(target, dict) else None
+
+
+def referent(root: Any, ref: Any) -> Any:
+    """What a local `#/...` reference names, `true` and `false` included, or `None`."""
     if not isinstance(ref, str) or not ref.startswith("#/"):
         return None
     target: Any = root
@@ -152,7 +159,7 @@ def resolve(root: dict[str, Any], ref: Any) -> dict[str, Any] | None:
             target = target[int(step)]
         else:
             return None
-    return target if isinstance(target, dict) else None
+    return target
 
 
 def union_branches(node: dict[str, Any]) -> list[Any] | None:

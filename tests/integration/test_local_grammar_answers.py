@@ -137,6 +137,52 @@ def test_the_grammar_admits_an_answer_the_schema_allows(vocabulary: Vocabulary, 
     assert not vocabulary.accepts(grammar, json.dumps(refused))
 
 
+# (schema, an answer the schema allows, an answer with a part the schema forbids):
+# the converter crashed on `false` and wrote an empty rule, which llama.cpp
+# refuses, for the others; now the part is left out of the grammar.
+NOTHING_SATISFIES = {
+    "an optional property that is false": (
+        _object(properties={**A_STRING, "b": False}, required=["a"]),
+        {"a": "x"},
+        {"a": "x", "b": 1},
+    ),
+    "an optional property with an empty enum": (
+        _object(properties={**A_STRING, "b": {"enum": []}}),
+        {"a": "x"},
+        {"a": "x", "b": "y"},
+    ),
+    "a branch that is false": (
+        _object(properties={"a": {"anyOf": [False, {"type": "integer"}]}}, required=["a"]),
+        {"a": 1},
+        {"a": "x"},
+    ),
+    "extra keys with an empty enum": (
+        _object(properties=A_STRING, additionalProperties={"enum": []}),
+        {"a": "x"},
+        {"a": "x", "b": 1},
+    ),
+    "items that are false": ({"type": "array", "items": False}, [], [1]),
+    "a tuple closed by its items": (
+        {"type": "array", "prefixItems": [{"type": "string"}], "items": {"enum": []}},
+        ["a"],
+        ["a", "b"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NOTHING_SATISFIES))
+def test_a_part_nothing_satisfies_is_left_out_of_the_grammar(
+    vocabulary: Vocabulary, case: str
+) -> None:
+    schema, valid, forbidden = NOTHING_SATISFIES[case]
+    validator = JSONSchemaValidator(schema)
+    assert not validator.issues(valid), "the case's answer must be one the schema allows"
+    assert validator.issues(forbidden), "the case's other answer must be one the schema refuses"
+    grammar = schema_to_gbnf(schema)
+    assert vocabulary.accepts(grammar, json.dumps(valid))
+    assert not vocabulary.accepts(grammar, json.dumps(forbidden))
+
+
 # (pattern, a value it allows, written as JSON) for every form of "any character"
 WILDCARDS = {
     "a dot": ("^a.+$", 'ab"c\\d'),

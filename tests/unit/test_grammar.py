@@ -241,7 +241,7 @@ def test_what_the_converter_would_close_is_opened(
     "schema",
     [
         {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
-        {"type": "object", "properties": {}, "required": ["id"], "additionalProperties": False},
+        {"type": "object", "properties": {}, "additionalProperties": False},
         {"type": "array", "prefixItems": [{"type": "string"}] * 2, "minItems": 2},
     ],
 )
