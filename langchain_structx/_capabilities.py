@@ -33,6 +33,7 @@ from langchain_structx._rejections import is_lasting as is_lasting
 from langchain_structx._rejections import is_model_wide as is_model_wide
 from langchain_structx._rejections import is_rejection as is_rejection
 from langchain_structx._rejections import refuses_tool_choice as refuses_tool_choice
+from langchain_structx._rejections import refuses_user_tool as refuses_user_tool
 from langchain_structx.dialects import Dialect
 from langchain_structx.errors import FailureKind
 from langchain_structx.strategies import ANSWERING, StrategyName

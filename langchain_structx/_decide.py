@@ -43,12 +43,17 @@ class Route:
         user_tools: Names of the caller's tools.
         declared: Names of every tool the model may call: ours and the caller's.
         native: The model's own strict dialect, if its provider has one.
+        refused: Strategies AutoStrategy leaves for good beside these tools: the
+            provider refused one for a reason in the caller's tools (some
+            clients change them on that route). Replaced, never changed in
+            place, so a run reading it never sees it change.
     """
 
     model: Any
     user_tools: frozenset[str]
     declared: frozenset[str]
     native: Dialect | None
+    refused: frozenset[StrategyName] = frozenset()
     _specs: dict[tuple[StrategyName, bool, bool], CallSpec] = field(default_factory=dict)
 
     def spec(

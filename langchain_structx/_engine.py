@@ -233,7 +233,7 @@ def attempt_loop(
     progress["retry"] = False
     _fallback.recall_settings(plan, progress, memory, model)
     run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
-    order = _fallback.initial_order(plan, model, memory, tools, progress)
+    order = _fallback.initial_order(plan, route, memory, tools, progress)
     while True:
         strategy = order[0]
         try:
@@ -257,7 +257,7 @@ def attempt_loop(
         try:
             message = yield step
         except Exception as exc:
-            order = _fallback.after_rejection(run, order, spec, exc, memory, model, user_tools)
+            order = _fallback.after_rejection(run, order, spec, exc, memory, route)
             continue
         usage = run.add_usage(message)
         attempt = run.progress["attempts"] + 1

@@ -23,12 +23,13 @@ from langchain_structx.errors import DialectError, ProviderRejectedError
 from langchain_structx.strategies import StrategyName
 
 if TYPE_CHECKING:
+    from langchain_structx._decide import Route
     from langchain_structx._engine import _Run
 
 
 def initial_order(
     plan: Plan,
-    model: Any,
+    route: Route,
     memory: caps.FallbackMemory,
     tools: Sequence[Any],
     progress: Progress,
@@ -36,8 +37,9 @@ def initial_order(
     """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
     if not plan.auto:
         return plan.candidates
+    model = route.model
     order = caps.auto_order(model, plan.candidates, memory, tools, schema_key(plan))
-    skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model)}
+    skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model), *route.refused}
     return tuple(s for s in order if s not in skipped) or order[-1:]
 
 
@@ -90,18 +92,17 @@ def schema_key(plan: Plan) -> str:
 
 
 def _remember(
-    plan: Plan,
-    memory: caps.FallbackMemory,
-    model: Any,
-    strategy: StrategyName,
-    error: Exception,
-    user_tools: frozenset[str],
+    plan: Plan, memory: caps.FallbackMemory, route: Route, strategy: StrategyName, error: Exception
 ) -> None:
+    if caps.refuses_user_tool(error, route.user_tools):
+        # About these tools only: kept with the route, never for another tool set.
+        route.refused = route.refused | {strategy}
+        return
     ours = plan.tool_names | {plan.output_name()}
-    if not caps.is_lasting(error, ours, user_tools, strategy):
+    if not caps.is_lasting(error, ours, route.user_tools, strategy):
         return
     scope = "" if caps.is_model_wide(error, strategy) else schema_key(plan)
-    memory.remember(caps.model_identity(model), strategy, schema=scope)
+    memory.remember(caps.model_identity(route.model), strategy, schema=scope)
 
 
 def recall_settings(
@@ -146,18 +147,20 @@ def after_rejection(
     spec: CallSpec,
     error: Exception,
     memory: caps.FallbackMemory,
-    model: Any,
-    user_tools: frozenset[str],
+    route: Route,
 ) -> tuple[StrategyName, ...]:
     """The strategies left to try once the provider refused `spec`'s request.
 
     A refused setting sends the same route again without it for the rest of the
-    run; the memory keeps the refusal of the setting, not of the route.
+    run; the memory keeps the refusal of the setting, not of the route. A
+    refusal that names one of the caller's tools is kept with the route (this
+    model beside these tools), never in the memory.
 
     Raises:
         Exception: `error` itself, when it is no refusal this run can get past.
     """
     strategy = order[0]
+    model, user_tools = route.model, route.user_tools
     setting = _refused_setting(run.plan, spec, error, user_tools)
     if setting is not None:
         run.fallback(strategy, strategy, error)
@@ -165,7 +168,7 @@ def after_rejection(
         return order
     if not (run.plan.auto and caps.is_rejection(error, strategy, user_tools)):
         raise error
-    _remember(run.plan, memory, model, strategy, error, user_tools)
+    _remember(run.plan, memory, route, strategy, error)
     return fall_back(run, order, error)
 
 

@@ -67,8 +67,11 @@ def is_rejection(
     names the response format, output config, schema or tools, an HTTP 500 to a
     native-format request (llama.cpp's server answers an unsupported format so),
     and Workers AI's "JSON Mode couldn't be met". A 400 that names one of the
-    user's own tools is about that tool: asking another way would not help. Nor
-    is a conversation too long for the model (LangChain's `ContextOverflowError`,
+    user's own tools is about that tool: asking another way would not help,
+    except on the provider route, where some clients change the caller's tools
+    (langchain-openai makes every tool strict beside a response format on Chat
+    Completions, and strict mode refuses optional arguments). Nor is a
+    conversation too long for the model (LangChain's `ContextOverflowError`,
     which the official clients raise), whatever its wording names: it goes out
     unchanged, for the caller or a middleware that shortens the history.
     """
@@ -83,8 +86,23 @@ def is_rejection(
     status = _status(error)
     if status in (400, 422):
         named = any(word in lowered for word in _REJECTION_WORDS)
-        return named and not _names_any(text, user_tools)
+        return named and (strategy == "provider" or not _names_any(text, user_tools))
     return status == 500 and strategy == "provider"
+
+
+def refuses_user_tool(error: BaseException, user_tools: frozenset[str]) -> bool:
+    """Whether `error` is a 400 or 422 that names one of the caller's tools.
+
+    Examples:
+        >>> class Refused(Exception):
+        ...     status_code = 400
+        >>> mine = frozenset({"lookup"})
+        >>> refuses_user_tool(Refused("Invalid schema for function 'lookup'"), mine)
+        True
+        >>> refuses_user_tool(Refused("Invalid schema for function 'lookups'"), mine)
+        False
+    """
+    return _status(error) in (400, 422) and _names_any(error_text(error), user_tools)
 
 
 def refuses_tool_choice(error: BaseException, user_tools: frozenset[str] = frozenset()) -> bool:

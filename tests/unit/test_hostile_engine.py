@@ -196,25 +196,66 @@ def my_tool(query: str) -> str:
     return query
 
 
-def test_b_a_rejection_of_the_users_tool_is_neither_a_fallback_nor_remembered() -> None:
+USERS_TOOL_REFUSED = "Invalid schema for function 'my_tool': 'default' is not permitted"
+
+
+def test_b_a_refusal_of_the_users_tool_on_the_provider_route_stays_with_those_tools() -> None:
+    # langchain-openai makes every tool strict beside a response format, so the
+    # provider route can be refused for the caller's tool where the tool route is not.
     memory = FallbackMemory()
-    error = HTTPError("Invalid schema for function 'my_tool': 'object' is not valid", 400)
-    tenant_a = ScriptedChatModel(responses=[error, GOOD], profile=NATIVE)
+    tenant_a = ScriptedChatModel(
+        responses=[HTTPError(USERS_TOOL_REFUSED, 400), GOOD, GOOD], profile=NATIVE
+    )
     agent_a = langchain_create_agent(
         tenant_a,
         [my_tool],
         middleware=[StructuredOutputMiddleware(Contact, fallback_memory=memory)],
     )
 
-    with pytest.raises(HTTPError):
-        agent_a.invoke(ASK)
+    first = agent_a.invoke(ASK)
+    second = agent_a.invoke(ASK)
 
+    assert first["structured_response"] == second["structured_response"]
+    assert [f["to_strategy"] for f in first["structured_output_report"]["fallbacks"]] == ["tool"]
+    # The same tools go straight to the tool route; the shared memory holds nothing.
+    assert [strategy_of(c) for c in tenant_a.calls] == ["provider", "tool", "tool"]
     assert memory.rejected(model_identity(tenant_a)) == frozenset()
     tenant_b = ScriptedChatModel(responses=[JSON_GOOD], profile=NATIVE)
     agent_b = langchain_create_agent(
         tenant_b, middleware=[StructuredOutputMiddleware(Contact, fallback_memory=memory)]
     )
     assert agent_b.invoke(ASK)["structured_output_report"]["strategy"] == "provider"
+
+
+def test_b_a_refusal_of_the_users_tool_on_the_tool_route_is_raised() -> None:
+    model = ScriptedChatModel(responses=[HTTPError(USERS_TOOL_REFUSED, 400), GOOD])
+    agent = create_agent(model, [my_tool], response_format=ToolStrategy(Contact))
+
+    with pytest.raises(HTTPError):
+        agent.invoke(ASK)
+
+    assert len(model.calls) == 1
+
+
+def test_b_a_refusal_of_the_users_tool_under_an_explicit_provider_strategy_is_raised() -> None:
+    model = ScriptedChatModel(responses=[HTTPError(USERS_TOOL_REFUSED, 400), GOOD], profile=NATIVE)
+    agent = create_agent(model, [my_tool], response_format=ProviderStrategy(Contact))
+
+    with pytest.raises(HTTPError):
+        agent.invoke(ASK)
+
+    assert len(model.calls) == 1
+
+
+def test_b_a_server_error_naming_the_users_tool_is_not_kept_with_the_route() -> None:
+    server_error = HTTPError("Internal Server Error while binding tools for 'my_tool'", 500)
+    model = ScriptedChatModel(responses=[server_error, GOOD, JSON_GOOD], profile=NATIVE)
+    agent = create_agent(model, [my_tool], response_format=Contact)
+
+    agent.invoke(ASK)
+    agent.invoke(ASK)
+
+    assert [strategy_of(c) for c in model.calls] == ["provider", "tool", "provider"]
 
 
 def test_b_a_server_error_falls_back_now_but_is_not_remembered() -> None:

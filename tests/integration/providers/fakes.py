@@ -79,8 +79,10 @@ class FakeOpenAI(FakeProvider):
         for tool in tools:
             out += object_parameters(tool.get("name"), tool.get("parameters"), "parameters")
             if tool.get("strict"):
+                # The API's own wording for a strict tool's schema it cannot take.
                 out += [
-                    f"tool {tool.get('name')}: {v}" for v in check_openai(tool.get("parameters"))
+                    f"Invalid schema for function '{tool.get('name')}': {v}"
+                    for v in check_openai(tool.get("parameters"))
                 ]
         out += self._format_rules(body)
         out += self._choice_rules(body.get("tool_choice"), names)
