@@ -19,6 +19,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
+from langchain_structx import _cli_base as exits
 from langchain_structx._batch import (
     OutputWriteError,
     Progress,
@@ -29,16 +30,7 @@ from langchain_structx._batch import (
     read_records,
     usage_tokens,
 )
-from langchain_structx._cli_base import (
-    EXIT_INTERRUPTED,
-    EXIT_MODEL,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    EXIT_PIPE,
-    EXIT_USAGE,
-    CliError,
-    to_json,
-)
+from langchain_structx._cli_base import CliError, to_json
 from langchain_structx._remote import RemoteExtractor, RemoteRunError, ServerUnavailableError
 from langchain_structx.report import REPORT_KEY
 
@@ -121,7 +113,7 @@ def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Run
     finally:
         sink.close()
     print(f"structx: {tally.summary()}", file=sys.stderr)
-    return EXIT_PARTIAL if tally.failed else EXIT_OK
+    return exits.EXIT_PARTIAL if tally.failed else exits.EXIT_OK
 
 
 def _until_done(work: Coroutine[Any, Any, None]) -> None:
@@ -174,15 +166,15 @@ def _interrupted() -> NoReturn:
     print("structx: interrupted", file=sys.stderr, flush=True)
     with contextlib.suppress(OSError):  # stdout may be a closed pipe
         sys.stdout.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(exits.EXIT_INTERRUPTED)
 
 
 def _write_failed(exc: OutputWriteError) -> NoReturn:
     if exc.closed_pipe:  # as `| head -1`: a quiet end, as other shell tools do
         stdout_to_devnull()
-        os._exit(EXIT_PIPE)
+        os._exit(exits.EXIT_PIPE)
     print(f"structx: {exc}", file=sys.stderr, flush=True)
-    os._exit(EXIT_USAGE)
+    os._exit(exits.EXIT_USAGE)
 
 
 def stdout_to_devnull() -> None:
@@ -233,7 +225,7 @@ async def _run(
         await extractor.remote.check()
         await _write_lines(extractor, records, concurrency, sink, tally)
     except ServerUnavailableError as exc:
-        raise CliError(str(exc), EXIT_MODEL) from None
+        raise CliError(str(exc), exits.EXIT_MODEL) from None
     finally:
         await extractor.remote.aclose()
 

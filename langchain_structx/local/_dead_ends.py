@@ -32,7 +32,7 @@ from typing import Any
 from langchain_structx._clip import MESSAGE_CHARS, clip
 from langchain_structx._exceptions import ValidationIssue
 from langchain_structx.local._schema_bounds import schema_nodes
-from langchain_structx.local._schema_shape import referent, refuse
+from langchain_structx.local._schema_shape import NodeMemo, referent, refuse
 from langchain_structx.local._widen import JSON_TYPES
 
 __all__ = ("drop_dead_ends",)
@@ -106,8 +106,7 @@ class _DeadEnds:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.known: dict[int, _Reason | None] = {}
-        self.active: set[int] = set()
+        self._whys = NodeMemo(self._why, None)
 
     def why(self, node: Any) -> _Reason | None:
         """Why no value satisfies `node`, or `None` when some value may.
@@ -117,16 +116,7 @@ class _DeadEnds:
         """
         if node is False:
             return _Reason((), "`false`")
-        key = id(node)
-        if not isinstance(node, dict) or key in self.active:
-            return None
-        if key not in self.known:
-            self.active.add(key)
-            try:
-                self.known[key] = self._why(node)
-            finally:
-                self.active.discard(key)
-        return self.known[key]
+        return self._whys(node) if isinstance(node, dict) else None
 
     def _why(self, node: dict[str, Any]) -> _Reason | None:
         if node.get("enum") == []:

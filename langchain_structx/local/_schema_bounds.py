@@ -38,6 +38,7 @@ from langchain_structx.local._limits import (
     MAX_REPEAT,
 )
 from langchain_structx.local._schema_shape import (
+    NodeMemo,
     builds_object,
     refuse,
     resolve,
@@ -164,8 +165,7 @@ class _Unions:
         self.loads = loads
         self.widths: dict[int, _Width] = {}
         self.active: set[int] = set()
-        self.starts: dict[int, frozenset[Any]] = {}
-        self.starting: set[int] = set()
+        self.starts = NodeMemo(self._start, frozenset({_ANY}))
 
     def width(self, node: Any) -> _Width:
         """Measure `node` (memoised; a subschema met again inside itself is a recursion)."""
@@ -242,16 +242,7 @@ class _Unions:
 
     def start(self, node: Any) -> frozenset[Any]:
         """Which classes of first characters `node` may begin with (objects by first key)."""
-        if not isinstance(node, dict) or id(node) in self.starting:
-            return frozenset({_ANY})
-        key = id(node)
-        if key not in self.starts:
-            self.starting.add(key)
-            try:
-                self.starts[key] = self._start(node)
-            finally:
-                self.starting.discard(key)
-        return self.starts[key]
+        return self.starts(node) if isinstance(node, dict) else frozenset({_ANY})
 
     def _start(self, node: dict[str, Any]) -> frozenset[Any]:
         if "$ref" in node:
@@ -280,7 +271,7 @@ class _Unions:
         node.clear()
         node["type"] = sorted(types)[0] if len(types) == 1 else sorted(types)
         node.update(kept)
-        self.starts[id(node)] = frozenset(map(_type_class, types))
+        self.starts.known[id(node)] = frozenset(map(_type_class, types))
         return len(types), len(types), frozenset()
 
 

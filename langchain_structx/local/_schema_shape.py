@@ -9,7 +9,8 @@ otherwise end in an untyped `RecursionError`, `ValueError` or `TypeError`.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, Generic, NoReturn, TypeVar
 
 from langchain_structx._bounds import schema_shape_problem
 from langchain_structx._clip import MESSAGE_CHARS, clip
@@ -22,6 +23,7 @@ from langchain_structx.local._limits import (
 )
 
 __all__ = (
+    "NodeMemo",
     "builds_object",
     "check_grammar",
     "check_shape",
@@ -160,6 +162,40 @@ def referent(root: Any, ref: Any) -> Any:
         else:
             return None
     return target
+
+
+V = TypeVar("V")
+
+
+class NodeMemo(Generic[V]):
+    """One recursive reading of a schema's parts, each part read once.
+
+    Args:
+        read: Works out the result for one part; it may call this memo for the
+            parts inside.
+        reentered: The result for a part met again inside its own reading (a
+            recursive schema), which has none yet.
+    """
+
+    def __init__(self, read: Callable[[dict[str, Any]], V], reentered: V) -> None:
+        self.read = read
+        self.reentered = reentered
+        self.known: dict[int, V] = {}
+        """Results by the `id` of the part; a caller may set one it already knows."""
+        self._reading: set[int] = set()
+
+    def __call__(self, node: dict[str, Any]) -> V:
+        """The result for `node`, read now or earlier."""
+        key = id(node)
+        if key in self._reading:
+            return self.reentered
+        if key not in self.known:
+            self._reading.add(key)
+            try:
+                self.known[key] = self.read(node)
+            finally:
+                self._reading.discard(key)
+        return self.known[key]
 
 
 def union_branches(node: dict[str, Any]) -> list[Any] | None:
