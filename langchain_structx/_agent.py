@@ -8,7 +8,7 @@ between its model steps are `_agent_errors`' part.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Union, cast, get_args, get_origin
 
 from langchain.agents.middleware.types import (
@@ -98,6 +98,8 @@ def progress_in(progress: Progress | None, messages: Sequence[Any]) -> tuple[Pro
     if not progress:
         return None, False
     if progress["done"]:
+        if progress.get("turn_over"):
+            return None, False
         return None, _only_tool_results_after(messages, progress["answer_id"])
     last_id = progress.get("last_id")
     # (A run checkpointed before runs recorded their last message goes on.)
@@ -119,9 +121,22 @@ def _only_tool_results_after(messages: Sequence[Any], message_id: str | None) ->
 
 
 def already_answered(request: ModelRequest[Any]) -> ExtendedModelResponse[Any]:
-    """The response of a model step whose turn was already answered."""
+    """The response of a model step whose turn was already answered: the turn ends."""
     value = request.state.get(RESPONSE_KEY)
-    return ExtendedModelResponse(model_response=ModelResponse(result=[], structured_response=value))
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=[], structured_response=value),
+        command=Command(update=turn_ended(request.state)),
+    )
+
+
+def turn_ended(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The state update that ends the turn of a finished run.
+
+    A later model step with no new message (an agent invoked again with
+    `{"messages": []}`) then starts a new run and calls the model, as LangChain's
+    agent does, instead of finding this turn's answer again.
+    """
+    return {PROGRESS_KEY: {**state[PROGRESS_KEY], "turn_over": True}}
 
 
 def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:

@@ -145,6 +145,9 @@ class _Run:
         }
         self.progress["done"] = True
         self.progress["answer_id"] = messages[0].id
+        # Ordinary calls beside the answer run before the turn ends; else it ends here.
+        calls = getattr(messages[0], "tool_calls", None) or ()
+        self.progress["turn_over"] = all(call.get("id") == found.call_id for call in calls)
         return RunResult(
             [*self.history, *messages],
             found.value,

@@ -45,6 +45,10 @@ class Progress(TypedDict):
     """Ids of the messages of routes given up: kept in the state, not shown again."""
     suspects: NotRequired[list[str]]
     """Routes given up in this run, remembered for the model once another answers."""
+    turn_over: NotRequired[bool]
+    """Whether the run's turn has ended: its answer left no ordinary tool calls to
+    run, or they ran and the model step after them ended the turn. A model step
+    after that starts a new run, even with no new message."""
     last_id: NotRequired[str | None]
     """Id of the last message the run added: a run goes on while only tool results follow it."""
     without_json_mode: NotRequired[bool]

@@ -14,7 +14,7 @@ from langchain.agents.middleware.types import AgentMiddleware
 from langgraph.runtime import Runtime
 
 from langchain_structx import _shell
-from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY, progress_in
+from langchain_structx._agent import ANSWER_KEYS, JUMP_KEY, PROGRESS_KEY, progress_in, turn_ended
 
 
 class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
@@ -39,7 +39,7 @@ class StructuredOutputRetryRouter(AgentMiddleware[Any, Any]):
         """End an answered turn, or clear an earlier turn's answer as a run starts."""
         progress, answered = progress_in(state.get(PROGRESS_KEY), state["messages"])
         if answered:
-            return {JUMP_KEY: "end"}
+            return {JUMP_KEY: "end", **turn_ended(state)}
         # A key never written is written too: another middleware may answer in our
         # place, and the turn's state must still say there is no answer.
         if progress is None and any(state.get(key, True) is not None for key in ANSWER_KEYS):

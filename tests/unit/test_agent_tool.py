@@ -1,5 +1,6 @@
 """ToolStrategy in agents: LangChain semantics, one tool per variant, final state."""
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -323,6 +324,50 @@ def test_second_turn_gets_its_own_response_and_report():
     assert second["structured_output_report"]["attempts"] == 1
     # The second call sees the whole conversation of the first turn.
     assert [m.type for m in model.calls[1].messages] == ["human", "ai", "tool", "human"]
+
+
+def _answers(beside_a_tool: bool) -> list[AIMessage]:
+    first = call("Contact", {"name": "Ada", "age": 36}, id="c1")
+    if beside_a_tool:
+        first.tool_calls.append(tool_call("search", {"query": "ada"}, id="s1"))
+    return [first, call("Contact", {"name": "Bob", "age": 41}, id="c2")]
+
+
+def _on_a_thread(factory: str, model: ScriptedChatModel) -> Any:
+    options: dict[str, Any] = {"tools": [search], "checkpointer": InMemorySaver()}
+    if factory == "langchain":
+        return langchain_create_agent(model, response_format=lc.ToolStrategy(Contact), **options)
+    if factory == "router":
+        ours = StructuredOutputMiddleware(ToolStrategy(Contact))
+        return langchain_create_agent(model, middleware=[ours.retry_router(), ours], **options)
+    return build(factory, model, ToolStrategy(Contact), **options)
+
+
+@pytest.mark.parametrize("factory", ["langchain", "ours", "middleware", "router"])
+@pytest.mark.parametrize("beside_a_tool", [False, True], ids=["alone", "beside-a-tool"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_invoking_a_finished_thread_with_no_new_message_asks_the_model_again(
+    factory: str, beside_a_tool: bool, mode: str
+) -> None:
+    model = ScriptedChatModel(responses=_answers(beside_a_tool))
+    agent = _on_a_thread(factory, model)
+    config = {"configurable": {"thread_id": "t3"}}
+
+    def invoke(payload: dict[str, Any]) -> dict[str, Any]:
+        if mode == "async":
+            return asyncio.run(agent.ainvoke(payload, config))
+        return agent.invoke(payload, config)
+
+    first = invoke(ASK)
+    again = invoke({"messages": []})
+
+    assert first["structured_response"] == Contact(name="Ada", age=36)
+    # LangChain's agent calls its model again on the same conversation; so does ours.
+    assert again["structured_response"] == Contact(name="Bob", age=41)
+    assert len(model.calls) == 2
+    assert [m.type for m in again["messages"]][-2:] == ["ai", "tool"]
+    if factory != "langchain":  # a new run, with its own report
+        assert again["structured_output_report"]["attempts"] == 1
 
 
 class 联系人(BaseModel):  # noqa: N801 - a class named in another script
