@@ -13,21 +13,39 @@ from langchain_core.messages import AIMessage, AIMessageChunk, message_chunk_to_
 from langchain_core.messages.tool import tool_call_chunk
 
 from langchain_structx._partial_json import MIN_STEP
+from langchain_structx._stops import CUT_REASON
 
 
 class Reply:
-    """The chunks of one streamed reply, and when the reply so far is due to be joined."""
+    """The chunks of one streamed reply, and when the reply so far is due to be joined.
 
-    def __init__(self) -> None:
+    Args:
+        limit: The most text and argument characters kept (`max_reply_chars`).
+    """
+
+    def __init__(self, limit: int) -> None:
         self.chunks: list[AIMessageChunk] = []
+        self._limit = limit
         self._size = 0
         self._next_join = 0
 
-    def add(self, chunk: AIMessageChunk) -> None:
-        """Keep `chunk` and count its text and argument characters."""
+    def add(self, chunk: AIMessageChunk) -> bool:
+        """Keep `chunk` and count its text and argument characters.
+
+        Returns:
+            False once the reply holds more than the limit: the stream is to be
+            left there, and the reply is `cut()`.
+        """
         self.chunks.append(chunk)
         text = chunk.content if isinstance(chunk.content, str) else str(chunk.content)
         self._size += len(text) + sum(len(c.get("args") or "") for c in chunk.tool_call_chunks)
+        return self._size <= self._limit
+
+    def cut(self) -> AIMessage:
+        """The reply so far, ended with the stop reason `CUT_REASON` (read as a cut-off)."""
+        message = joined(self.chunks)
+        metadata = {**message.response_metadata, "finish_reason": CUT_REASON}
+        return message.model_copy(update={"response_metadata": metadata})
 
     def due(self) -> bool:
         """Whether the reply has grown by half (and `MIN_STEP`) since the last join."""

@@ -18,7 +18,7 @@ from langchain_structx._clip import NAME_CHARS, clip
 from langchain_structx._match import CallIds, Failed, Found, Stamp, decode_output, validate
 from langchain_structx._parse import Parsed, Repair, parse_json
 from langchain_structx._plan import CallSpec, Plan, Restorer
-from langchain_structx._stops import LENGTH_REASONS, refusal_text, stop_reason
+from langchain_structx._stops import CUT_REASON, LENGTH_REASONS, refusal_text, stop_reason
 from langchain_structx.errors import (
     AttemptError,
     InvalidOutputError,
@@ -121,7 +121,7 @@ def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation
         if at.truncated:
             # Clients merge streamed arguments leniently (and Anthropic hands back
             # a cut-off call as it stands): a call can look whole when it is not.
-            cut = f"The call to '{call['name']}' was cut off by the token limit."
+            cut = f"The call to '{call['name']}' was cut off {_cut_by(plan, at)}."
             return Interpretation(Failed(TruncatedOutputError(cut, **at.fields()), ids), ordinary)
         outcome = _decode_args(plan, call["name"], call["args"], at, (), restores, ids)
         return Interpretation(outcome, ordinary)
@@ -172,7 +172,7 @@ def _from_broken_call(
     try:
         parsed = parse_json(call.get("args") or "", limits=plan.limits)
     except JSONParseError as exc:
-        return Failed(_parse_failure(name, exc, at), ids)
+        return Failed(_parse_failure(plan, name, exc, at), ids)
     return _decode_args(plan, name, parsed.value, at, parsed.repairs, restores, ids)
 
 
@@ -190,19 +190,27 @@ def _missing(plan: Plan, at: Stamp) -> AttemptError:
     )
 
 
+def _cut_by(plan: Plan, at: Stamp) -> str:
+    """What cut a reply off: the model's token limit, or our bound on a streamed reply."""
+    if stop_reason(at.message) == CUT_REASON:
+        return f"after {plan.limits.max_reply_chars} characters, the most that is read"
+    return "by the token limit"
+
+
 def _from_text(plan: Plan, at: Stamp, restore: Restorer | None) -> Found | Failed:
     text = at.message.text
     name = plan.output_name()
     if not text.strip():
         if at.truncated:
-            return Failed(TruncatedOutputError("The answer was cut off.", **at.fields()))
+            cut = f"The answer was cut off {_cut_by(plan, at)}."
+            return Failed(TruncatedOutputError(cut, **at.fields()))
         return Failed(
             MissingOutputError("The answer was empty; reply with the JSON object.", **at.fields())
         )
     try:
         parsed = parse_json(text, limits=plan.limits)
     except JSONParseError as exc:
-        return _worded_as_text(Failed(_parse_failure(name, exc, at)))
+        return _worded_as_text(Failed(_parse_failure(plan, name, exc, at)))
     if restore is not None:
         try:
             parsed = Parsed(restore.restore(parsed.value), parsed.repairs)
@@ -227,7 +235,10 @@ def _worded_as_text(outcome: Found | Failed) -> Found | Failed:
     return Failed(reworded, outcome.call_ids if isinstance(outcome, Failed) else ())
 
 
-def _parse_failure(name: str, exc: JSONParseError, at: Stamp) -> AttemptError:
+def _parse_failure(plan: Plan, name: str, exc: JSONParseError, at: Stamp) -> AttemptError:
+    if stop_reason(at.message) == CUT_REASON:
+        cut = f"The output for '{name}' was cut off {_cut_by(plan, at)}."
+        return TruncatedOutputError(cut, **at.fields())
     if isinstance(exc, TruncatedJSONError) or at.truncated:
         cut = f"The output for '{name}' was cut off before the JSON was complete: {exc}"
         return TruncatedOutputError(cut, **at.fields())

@@ -291,9 +291,19 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = Reply()
-        for chunk in bound.stream(prompt, config):
-            yield from self._partials(chunk, reply, tracker, events)
+        reply = Reply(self.plan.limits.max_reply_chars)
+        chunks = bound.stream(prompt, config)
+        try:
+            for chunk in chunks:
+                if not isinstance(chunk, AIMessageChunk):
+                    continue
+                if not reply.add(chunk):
+                    # Past the bound the stream is left: its connection closes below.
+                    yield Done(reply.cut())
+                    return
+                yield from self._partials(chunk, reply, tracker, events)
+        finally:
+            getattr(chunks, "close", lambda: None)()
         yield Done(joined(reply.chunks))
 
     async def astream(self, step: _engine.CallModel) -> AsyncIterator[Any]:
@@ -304,22 +314,30 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         events: list[StructuredOutputEvent] = []
         tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = Reply()
-        async for chunk in bound.astream(prompt, config):
-            for item in self._partials(chunk, reply, tracker, events):
-                yield item
+        reply = Reply(self.plan.limits.max_reply_chars)
+        chunks = bound.astream(prompt, config)
+        try:
+            async for chunk in chunks:
+                if not isinstance(chunk, AIMessageChunk):
+                    continue
+                if not reply.add(chunk):
+                    yield Done(reply.cut())
+                    return
+                for item in self._partials(chunk, reply, tracker, events):
+                    yield item
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
         yield Done(joined(reply.chunks))
 
     def _partials(
         self,
-        chunk: Any,
+        chunk: AIMessageChunk,
         reply: Reply,
         tracker: PartialTracker,
         events: list[StructuredOutputEvent],
     ) -> list[Any]:
-        if not isinstance(chunk, AIMessageChunk):
-            return []
-        reply.add(chunk)
         tracker.feed(chunk)
         values = [event["value"] for event in events]
         events.clear()

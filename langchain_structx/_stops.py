@@ -15,11 +15,13 @@ from langchain_core.messages import AIMessage
 from langchain_structx._bounds import preview
 from langchain_structx._clip import MESSAGE_CHARS
 
+CUT_REASON = "max_reply_chars"
+"""The stop reason of a streamed reply we stopped reading past `Limits.max_reply_chars`."""
 # Stop reasons that mean "out of tokens": OpenAI Chat Completions' "length" and the
 # Responses API's `incomplete_details.reason` "max_output_tokens", Anthropic's
-# "max_tokens", Gemini's "MAX_TOKENS".
+# "max_tokens", Gemini's "MAX_TOKENS"; and ours.
 LENGTH_REASONS = frozenset(
-    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_length"}
+    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_length", CUT_REASON}
 )
 # Stop reasons that are the provider declining to answer: Anthropic's "refusal",
 # OpenAI's content filter, and Gemini's safety, blocklist and personal-data blocks.
