@@ -147,7 +147,9 @@ class _Run:
         self.progress["answer_id"] = messages[0].id
         # Ordinary calls beside the answer run before the turn ends; else it ends here.
         calls = getattr(messages[0], "tool_calls", None) or ()
-        self.progress["turn_over"] = all(call.get("id") == found.call_id for call in calls)
+        self.progress["turn_over"] = not calls or (
+            len(calls) == 1 and found.call_id is not None and calls[0].get("id") == found.call_id
+        )
         return RunResult(
             [*self.history, *messages],
             found.value,
