@@ -20,11 +20,13 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langchain_structx import _engine, _shell, streaming
+from langchain_structx._dialects.traversal import find_cycle
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx._progress import Progress
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
@@ -165,7 +167,7 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
     """The caller's request with this attempt's tools, settings and system text added."""
     spec = step.spec
     # Only what the attempt changes: this runs around every model call.
-    changes: dict[str, Any] = {"tools": [*request.tools, *_as_tools(spec)], "response_format": None}
+    changes: dict[str, Any] = {"tools": [*request.tools, *_bound(spec)], "response_format": None}
     if step.history or step.hidden:
         changes["messages"] = _shell.with_history(request.messages, step)
     if spec.tool_choice is not None:
@@ -186,24 +188,36 @@ def extend(request: ModelRequest[Any], step: _engine.CallModel) -> ModelRequest[
     return request.override(**changes)
 
 
+def _bound(spec: CallSpec) -> tuple[dict[str, Any], ...]:
+    """Our tools as LangChain binds a tool, converted once per spec (specs are cached).
+
+    Every client's `bind_tools` takes an OpenAI-format dict as it is, where a
+    `BaseTool` would be converted again on every model call.
+    """
+    found: tuple[dict[str, Any], ...] | None = spec.derived.get("tools")
+    if found is None:
+        found = spec.derived["tools"] = tuple(_as_bound(tool) for tool in spec.tools)
+    return found
+
+
+def _as_bound(tool: dict[str, Any]) -> dict[str, Any]:
+    function = tool["function"]
+    parameters = function["parameters"]
+    if find_cycle(parameters.get("$defs") or {}) is not None:
+        # LangChain's conversion inlines the definitions and cuts a loop after two
+        # levels: a recursive schema goes whole, as the runnable sends it.
+        return tool
+    as_tool = StructuredTool(
+        name=function["name"],
+        description=function["description"],
+        args_schema=parameters,
+        func=_never,
+    )
+    return convert_to_openai_tool(as_tool)
+
+
 def _never(**_: Any) -> str:
     raise RuntimeError("structured-output tools are answered by the middleware, never run")
-
-
-def _as_tools(spec: CallSpec) -> tuple[BaseTool, ...]:
-    # Specs are cached per plan, so their tools are built once per spec.
-    found: tuple[BaseTool, ...] | None = spec.derived.get("tools")
-    if found is None:
-        found = spec.derived["tools"] = tuple(
-            StructuredTool(
-                name=tool["function"]["name"],
-                description=tool["function"]["description"],
-                args_schema=tool["function"]["parameters"],
-                func=_never,
-            )
-            for tool in spec.tools
-        )
-    return found
 
 
 def ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:

@@ -215,8 +215,10 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     ) -> ToolMessage | Command[Any]:
         """Pass tool calls through unchanged.
 
-        This hook lets our tools reach the model as `BaseTool`s, as LangChain
-        binds its own: it checks added tools only when no middleware wraps tool calls.
+        LangChain builds an agent's tool node, and the routing after the model
+        step that goes with it, only for an agent with tools or a middleware that
+        wraps tool calls. This hook gives an agent with no tools of its own the
+        same graph, which a retry's step back to the model relies on.
         """
         return handler(request)
 

@@ -70,6 +70,16 @@ DELIBERATE: dict[str, str] = {
         "last AI message and the summed usage). Better: a one-off schema slip costs one more call "
         "instead of failing the whole agent run, and the bound prevents a runaway loop."
     ),
+    f"{_RF}::test_wrap_model_call_narrows_response_format_tools": (
+        "Deliberate: LangChain binds its structured-output tools as StructuredTool objects, "
+        "which every model call converts to OpenAI's format again (LangChain's "
+        "dereference_refs and title removal, about 30 us per tool per call). We bind the "
+        "OpenAI-format dict that conversion gives, made once per schema, which bind_tools "
+        "takes as it is: the model sees the same tool, at a fraction of the cost, and a "
+        "recursive schema keeps its references, where the conversion cuts it after two levels. "
+        "The test's recording model counts only BaseTool objects, so it sees none of ours; "
+        "tests/compat/test_upstream_intent.py runs the same narrowing and counts dicts too."
+    ),
     f"{_CASSETTES}::test_inference_to_native_output[False]": _STRICT_BY_DEFAULT,
     f"{_CASSETTES}::test_inference_to_native_output[True]": _STRICT_BY_DEFAULT,
 }

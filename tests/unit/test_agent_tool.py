@@ -326,6 +326,23 @@ def test_second_turn_gets_its_own_response_and_report():
     assert [m.type for m in model.calls[1].messages] == ["human", "ai", "tool", "human"]
 
 
+@pytest.mark.parametrize("schema", [Contact, ContactTD, CONTACT_DICT], ids=["model", "td", "dict"])
+def test_the_tool_bound_is_the_one_langchain_binds(schema: Any) -> None:
+    name = schema["title"] if isinstance(schema, dict) else schema.__name__
+    args = {"name": "Ada", "age": 36}
+    ours = ScriptedChatModel(responses=[call(name, args)])
+    stock = ScriptedChatModel(responses=[call(name, args)])
+
+    create_agent(ours, response_format=ToolStrategy(schema)).invoke(ASK)
+    langchain_create_agent(stock, response_format=lc.ToolStrategy(schema)).invoke(ASK)
+
+    ((mine,), (theirs,)) = ours.calls[0].tools, stock.calls[0].tools
+    assert mine["function"]["parameters"] == theirs["function"]["parameters"]
+    assert mine["function"]["name"] == theirs["function"]["name"] == name
+    if schema is Contact:  # a schema without a description gets one of ours
+        assert mine == theirs
+
+
 def _answers(beside_a_tool: bool) -> list[AIMessage]:
     first = call("Contact", {"name": "Ada", "age": 36}, id="c1")
     if beside_a_tool:

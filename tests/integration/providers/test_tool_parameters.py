@@ -67,3 +67,26 @@ def test_a_model_that_refers_to_itself_is_sent_as_an_object(provider: str, face:
     with fake(provider, _calls(TOPIC.model_dump())) as server:
         assert _run(face, client(provider, server), Topic) == TOPIC
     assert server.violations == []
+
+
+@pytest.mark.parametrize("face", ["agent", "runnable"])
+@pytest.mark.parametrize("provider", ["openai", "openai_responses"])
+def test_a_recursive_schema_reaches_the_provider_whole(provider: str, face: str) -> None:
+    leaf = Topic(title="Groups", subtopics=[Topic(title="Lie groups")])
+    deep = Topic(title="Math", subtopics=[Topic(title="Algebra", subtopics=[leaf])])
+    sent: list[dict[str, Any]] = []
+
+    def model(ask: Ask) -> Reply:
+        sent.append(ask.tools["Topic"])
+        return Reply(calls=(("Topic", deep.model_dump()),))
+
+    with fake(provider, model) as server:
+        assert _run(face, client(provider, server), Topic) == deep
+    assert server.violations == []
+    (parameters,) = sent
+    # The loop travels as a reference: LangChain's tool conversion would cut it
+    # after two levels, and show the model `{}` for a third level's topics.
+    assert parameters["properties"]["subtopics"]["items"] == {"$ref": "#/$defs/Topic"}
+    assert parameters["$defs"]["Topic"]["properties"]["subtopics"]["items"] == {
+        "$ref": "#/$defs/Topic"
+    }
