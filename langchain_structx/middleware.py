@@ -215,10 +215,8 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
     ) -> ToolMessage | Command[Any]:
         """Pass tool calls through unchanged.
 
-        LangChain builds an agent's tool node, and the routing after the model
-        step that goes with it, only for an agent with tools or a middleware that
-        wraps tool calls. This hook gives an agent with no tools of its own the
-        same graph, which a retry's step back to the model relies on.
+        LangChain builds a tool node only beside tools or this hook; a retry's step
+        back to the model needs that graph, also in an agent with no tools.
         """
         return handler(request)
 
