@@ -37,8 +37,8 @@ JUMP_KEY = "jump_to"
 PROGRESS_KEY = "structx_progress"
 """Private state key: the bookkeeping of a run that spans model steps."""
 
-TYPES_KEY = "structx_response_types"
-"""Private state key, never written: declares our types for checkpoint allowlists."""
+TYPES_FIELD = "response_types"
+"""Field of the progress key's type, never written: declares our types for checkpoint allowlists."""
 
 ANSWER_KEYS = (RESPONSE_KEY, KIND_KEY, REPORT_KEY)
 """The state keys that hold a turn's answer."""
@@ -84,8 +84,11 @@ def progress_of(request: ModelRequest[Any]) -> tuple[Progress | None, bool]:
     The state's messages are read, not the request's: an outer middleware may
     add a message to one call's request (a reminder), which is no new question.
     """
-    progress = cast("Progress | None", request.state.get(PROGRESS_KEY))
-    return progress_in(progress, request.state.get("messages", request.messages))
+    progress = request.state.get(PROGRESS_KEY)
+    if not progress:  # a first model step: no run to continue
+        return None, False
+    messages = request.state.get("messages", request.messages)
+    return progress_in(cast("Progress", progress), messages)
 
 
 def progress_in(progress: Progress | None, messages: Sequence[Any]) -> tuple[Progress | None, bool]:
@@ -142,12 +145,14 @@ def turn_ended(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
-    """A subclass of `base` whose private `structx_response_types` key names our types.
+    """A subclass of `base` whose private progress key is typed with our types too.
 
     LangGraph builds its checkpoint allowlist (under `LANGGRAPH_STRICT_MSGPACK`)
-    from the types in the state schema. The key is never written; declaring it is
-    what lets Pydantic models and dataclasses in `structured_response` (or inside a
-    TypedDict answer) survive a checkpoint round trip with no configuration.
+    from the types in the state schema. The progress key's type gets a field that
+    is never written, typed with the answer's classes: that is what lets Pydantic
+    models and dataclasses in `structured_response` (or inside a TypedDict answer)
+    survive a checkpoint round trip with no configuration, at the cost of no
+    state channel (every channel is read and written at every graph step).
     """
     variants = plan.schemas.variants
     # TypedDicts too, for the models in their fields. LangGraph does not look inside a
@@ -157,8 +162,14 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
     classes = tuple(dict.fromkeys(parts))
     if not classes:
         return base
-    annotation = NotRequired[Annotated[Union[classes], PrivateStateAttr]]  # noqa: UP007
-    namespace = {"__annotations__": {TYPES_KEY: annotation}, "__module__": base.__module__}
+    progress = _subclass(Progress, {TYPES_FIELD: NotRequired[Union[classes]]})  # noqa: UP007
+    annotation = NotRequired[Annotated[Union[progress, None], PrivateStateAttr]]  # noqa: UP007
+    return _subclass(base, {PROGRESS_KEY: annotation})
+
+
+def _subclass(base: type[Any], annotations: dict[str, Any]) -> type[Any]:
+    """A TypedDict subclass of `base`, of the same name, with `annotations` added or replaced."""
+    namespace = {"__annotations__": annotations, "__module__": base.__module__}
     metaclass: Any = type(base)
     return cast("type[Any]", metaclass(base.__name__, (base,), namespace))
 
@@ -222,7 +233,9 @@ def _never(**_: Any) -> str:
 
 def ai_message(response: ModelResponse[Any] | AIMessage) -> AIMessage:
     """The AI message of a model handler's response."""
-    if isinstance(response, AIMessage):
+    # The handler's ModelResponse is tested first: a test against a message class
+    # is one of Pydantic's slower ABC checks, and this runs after every model call.
+    if not isinstance(response, ModelResponse) and isinstance(response, AIMessage):
         return response
     for message in reversed(response.result):
         if isinstance(message, AIMessage):
@@ -237,13 +250,16 @@ def respond(result: _engine.RunResult, sink: streaming.EventSink) -> ExtendedMod
     which the edge right after the model step reads (the retry router says it
     again when other middleware's `after_model` hooks run in between).
     """
-    update: dict[str, Any] = {PROGRESS_KEY: result.progress}
     if result.report is None:
         # Every model call writes these keys, so nothing from an earlier turn survives.
-        update.update(_shell.reset_structured_output(None))
+        update = {PROGRESS_KEY: result.progress, **_shell.reset_structured_output(None)}
     else:
         # LangChain writes the answer itself, from the model response.
-        update.update({KIND_KEY: result.variant, REPORT_KEY: result.report})
+        update = {
+            PROGRESS_KEY: result.progress,
+            KIND_KEY: result.variant,
+            REPORT_KEY: result.report,
+        }
         sink.finish(result.value, result.report)
     if result.retry:
         update[JUMP_KEY] = "model"

@@ -76,7 +76,8 @@ class Route:
             DialectError: When the schema cannot be expressed as this model's
                 provider needs it (never kept: each run meets it afresh).
         """
-        forced = not unforced and quirks.forces_tools(self.model)
+        plain = quirks.plain(self.model)
+        forced = not unforced and (plain or quirks.forces_tools(self.model))
         key = (strategy, json_mode, forced)
         found = self._specs.get(key)
         if found is None:
@@ -88,7 +89,7 @@ class Route:
                 json_mode=json_mode,
                 forced=forced,
             )
-        return quirks.for_model(found, self.model)
+        return found if plain else quirks.for_model(found, self.model)
 
 
 class _Routes:

@@ -93,7 +93,7 @@ class _Run:
 
     def add_usage(self, message: AIMessage) -> UsageMetadata:
         reported = message.usage_metadata
-        if not isinstance(reported, Mapping):
+        if reported is None or not isinstance(reported, Mapping):
             return as_usage(self.progress["usage"])
         earlier = as_usage(self.progress["usage"])
         self.progress["usage"] = add_tokens(self.progress["usage"], reported)

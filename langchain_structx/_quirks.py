@@ -48,6 +48,33 @@ def for_model(spec: CallSpec, model: Any) -> CallSpec:
     return found
 
 
+def plain(model: Any) -> bool:
+    """Whether no call to `model` needs any adjustment here, decided from its class alone.
+
+    True for a Pydantic model class that is neither Anthropic's nor Workers AI's
+    client and has no `openai_api_base` field: `forces_tools` is then True and
+    `for_model` changes nothing, whatever the instance's settings, and the
+    attempt loop skips reading them on every call.
+
+    Examples:
+        >>> from langchain_structx.testing import ScriptedChatModel
+        >>> plain(ScriptedChatModel(responses=[])), plain(object())
+        (True, False)
+    """
+    return _plain_class(model.__class__)
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_class(cls: type) -> bool:
+    fields = getattr(cls, "model_fields", None)
+    return (
+        isinstance(fields, Mapping)
+        and "openai_api_base" not in fields
+        and not _is_anthropic_class(cls)
+        and not _is_cloudflare_class(cls)
+    )
+
+
 def lost_routes(model: Any) -> frozenset[str]:
     """Strategies `model`'s client cannot send as asked, so `AutoStrategy` skips them.
 

@@ -75,9 +75,10 @@ def stop_reason(message: AIMessage) -> str | None:
     """
     metadata = message.response_metadata
     reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-    details = metadata.get("incomplete_details")
-    if not reason and isinstance(details, Mapping):
-        reason = details.get("reason")
+    if not reason:
+        details = metadata.get("incomplete_details")
+        if details is not None and isinstance(details, Mapping):
+            reason = details.get("reason")
     return _joined(reason) if isinstance(reason, str) else None
 
 

@@ -170,3 +170,25 @@ def test_the_deepest_value_the_default_takes_is_stored() -> None:
     )
     agent.invoke(ASK, THREAD)
     assert agent.get_state(THREAD).values["structured_response"] == {"x": deep}
+
+
+class Item(BaseModel):
+    count: Count
+
+
+def test_the_answer_types_are_declared_without_a_state_channel_of_their_own() -> None:
+    # LangGraph's strict checkpoint allowlist is read from the state schema's types;
+    # every channel costs every graph step, so the declaration rides on the private
+    # progress key, whose type gets a field that is never written.
+    from langgraph._internal._serde import collect_allowlist_from_schemas
+
+    agent = create_agent(ScriptedChatModel(responses=[]), response_format=ToolStrategy(Item))
+    stock = create_agent(ScriptedChatModel(responses=[]), response_format=None)
+    ours = set(agent.builder.channels) - set(stock.builder.channels)
+    assert ours == {
+        "structured_response_kind",
+        "structured_output_report",
+        "structx_progress",
+    }
+    allowed = collect_allowlist_from_schemas(schemas=[agent.builder.state_schema])
+    assert {(__name__, "Item"), (__name__, "Count")} <= allowed

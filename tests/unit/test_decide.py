@@ -116,3 +116,45 @@ def test_a_configurable_model_is_decided_for_the_model_each_call_builds() -> Non
     assert type(first.model).__name__ == "ChatOpenAI"
     assert first.native == "openai"
     assert _decide.route(plan, configurable, []) is not first
+
+
+class ChatCloudflareWorkersAI(ScriptedChatModel):
+    """A scripted model that passes for Workers AI's client, whose structured calls never stream."""
+
+
+class OpenAICompatible(ScriptedChatModel):
+    """A scripted model with the OpenAI client's endpoint field."""
+
+    openai_api_base: str | None = None
+
+
+WORKERS_AI = "https://api.cloudflare.com/client/v4/accounts/acct/ai/v1"
+
+
+@pytest.mark.parametrize(
+    ("model", "plain", "stream"),
+    [
+        (ScriptedChatModel(responses=[ANSWER]), True, None),
+        (ChatAnthropic(responses=[ANSWER]), False, None),
+        (ChatCloudflareWorkersAI(responses=[ANSWER]), False, False),
+        (OpenAICompatible(responses=[ANSWER], openai_api_base=WORKERS_AI), False, False),
+        (OpenAICompatible(responses=[ANSWER]), False, None),
+    ],
+    ids=["scripted", "anthropic", "workers-ai", "openai-on-workers-ai", "openai-elsewhere"],
+)
+def test_only_a_class_no_provider_quirk_can_reach_skips_reading_the_model(
+    model: ScriptedChatModel, plain: bool, stream: bool | None
+) -> None:
+    # A plain class is decided once from the class; the others are read at every call,
+    # and a model on Workers AI (by class or by endpoint) is asked without streaming.
+    assert _decide.quirks.plain(model) is plain
+    create_agent(model, response_format=ToolStrategy(Contact)).invoke(ASK)
+    assert model.calls[0].kwargs.get("stream") is stream
+    assert model.calls[0].tool_choice == "Contact"
+
+
+def test_an_object_of_no_pydantic_class_is_never_plain() -> None:
+    class Odd:
+        openai_api_base = WORKERS_AI
+
+    assert _decide.quirks.plain(Odd()) is False
