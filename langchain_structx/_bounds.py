@@ -85,6 +85,10 @@ class Shape(NamedTuple):
     `Limits.max_integer_bits` (a validator may turn `"1" * 30` into an int)."""
 
 
+_CLEAN = tuple(Shape(None, depth) for depth in range(8))
+"""The finding for a sound value of each shallow depth, made once: every tool call is checked."""
+
+
 def shape_issue(value: Any, limits: Limits) -> Shape:
     """Find the first shape problem of `value` (or None) and its deepest nesting.
 
@@ -127,7 +131,9 @@ def shape_issue(value: Any, limits: Limits) -> Shape:
             issue = ValidationIssue((), _too_large(limits))
         if issue is not None:
             return Shape(issue, deepest)
-    return Shape(None, deepest, numerals)
+    if numerals or deepest >= len(_CLEAN):
+        return Shape(None, deepest, numerals)
+    return _CLEAN[deepest]
 
 
 def _scan(

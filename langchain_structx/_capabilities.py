@@ -57,15 +57,22 @@ def chosen_model(model: Any) -> Any:
     Any other model is returned as it is; so is a configurable one that cannot
     be built, whose error LangChain raises at the call itself.
     """
-    if not isinstance(model, CONFIGURABLE):
+    if not _is_configurable(model.__class__):
         return model
     try:
-        built = model._model(ensure_config())  # type: ignore[attr-defined]
+        built = model._model(ensure_config())
     except Exception:  # noqa: BLE001 - raised again, as LangChain's, by the call
         return model
     while isinstance(built, RunnableBinding):
         built = built.bound
     return built
+
+
+@functools.lru_cache(maxsize=256)
+def _is_configurable(cls: type) -> bool:
+    # From the class, once: `isinstance` against LangChain's Runnable classes goes
+    # through the ABC machinery, and this runs before every model call.
+    return issubclass(cls, CONFIGURABLE)
 
 
 def tool_names(tools: Iterable[Any]) -> frozenset[str]:

@@ -103,7 +103,11 @@ class _Routes:
         key = (id(model), *map(id, tools)) if tools else id(model)
         kept = self._routes.get(key)
         # The objects are kept with their route, so an id is never reused for another.
-        if kept is not None and kept[0] is model and all(map(operator.is_, kept[1], tools)):
+        if (
+            kept is not None
+            and kept[0] is model
+            and (not tools or all(map(operator.is_, kept[1], tools)))
+        ):
             return kept[2]
         route = _route(plan, model, tools)
         with self._lock:
