@@ -273,7 +273,8 @@ def attempt_loop(
             return run.pending([_feedback.portable(message, declared)], shown=True)
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
-            _fallback.confirm_suspects(plan, progress, memory, model)
+            if progress.get("suspects"):
+                _fallback.confirm_suspects(plan, progress, memory, model)
             message = _feedback.portable(message, declared) if seen.ordinary_calls else message
             return run.finish(
                 strategy, seen.outcome, _feedback.answered(plan, message, seen.outcome)

@@ -337,9 +337,10 @@ def render(value: Any, limit: int) -> str:
         "{'a': 1}"
     """
     try:
-        return clip(str(value), limit)
+        text = str(value)
     except Exception:  # noqa: BLE001 - any failure to render falls back to the type
         return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else clip(text, limit)
 
 
 def earlier_errors(progress: Any, known: Sequence[AttemptError]) -> list[AttemptError]:

@@ -109,10 +109,19 @@ def _stray(plan: Plan, spec: CallSpec, at: Stamp, outcome: Failed | None) -> Fai
 
 def _interpret_tool(plan: Plan, at: Stamp, restores: Restores) -> Interpretation:
     names, calls, invalid = plan.tool_names, at.message.tool_calls, at.message.invalid_tool_calls
-    valid = [c for c in calls if c["name"] in names]
-    broken = [c for c in invalid if c.get("name") in names] if invalid else []
+    # Plain loops: this reads every reply, and before Python 3.12 each comprehension
+    # is a function call of its own.
+    valid, broken, found = [], [], []
+    for c in calls:
+        if c["name"] in names:
+            valid.append(c)
+            found.append((c.get("id") or "", c["name"]))
+    for bad in invalid:
+        if bad.get("name") in names:
+            broken.append(bad)
+            found.append((bad.get("id") or "", bad.get("name") or ""))
     ordinary = len(valid) < len(calls)
-    ids = tuple([(c.get("id") or "", c.get("name") or "") for c in [*valid, *broken]])
+    ids = tuple(found)
     if len(ids) > 1:
         error = MultipleOutputsError([name for _, name in ids], **at.fields())
         return Interpretation(Failed(error, ids), ordinary)

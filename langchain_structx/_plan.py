@@ -72,31 +72,43 @@ class Plan:
 
     It keeps the strategy it was built from and reads the options from it; what
     it adds is what the engine builds from them once per plan: the schema in
-    each strict dialect, the request pieces of each call, the prompt text.
+    each strict dialect, the request pieces of each call, the prompt text. The
+    options read on every attempt are copied from the (frozen) strategy into
+    plain attributes when the plan is made.
 
     Attributes:
         strategy: The strategy object the plan was built from.
+        schemas: The variants the answer may take.
+        candidates: Strategies to try, in order; explicit strategies have one.
+        auto: Whether the strategy is picked at run time (`AutoStrategy`).
+        limits: Bounds on the size, depth and checking time of each reply.
+        tool_message_content: Fixed text for the success tool message, or None.
+        tool_names: Names of the artificial tools of the tool strategy.
     """
 
     strategy: st.Strategy
+    schemas: SchemaSet = field(init=False, compare=False, repr=False)
+    candidates: tuple[st.StrategyName, ...] = field(init=False, compare=False, repr=False)
+    auto: bool = field(init=False, compare=False, repr=False)
+    limits: Limits = field(init=False, compare=False, repr=False)
+    tool_message_content: str | None = field(init=False, compare=False, repr=False)
+    tool_names: frozenset[str] = field(init=False, compare=False, repr=False)
     _dialects: dict[str, Transformed] = field(default_factory=dict, compare=False, repr=False)
     _specs: dict[str, CallSpec] = field(default_factory=dict, compare=False, repr=False)
     _built: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    @property
-    def schemas(self) -> SchemaSet:
-        """The variants the answer may take."""
-        return self.strategy.schemas
-
-    @property
-    def candidates(self) -> tuple[st.StrategyName, ...]:
-        """Strategies to try, in order; explicit strategies have one."""
-        return self.strategy.candidates
-
-    @property
-    def auto(self) -> bool:
-        """Whether the strategy is picked at run time (`AutoStrategy`)."""
-        return isinstance(self.strategy, st.AutoStrategy)
+    def __post_init__(self) -> None:
+        strategy = self.strategy
+        derived = {
+            "schemas": strategy.schemas,
+            "candidates": strategy.candidates,
+            "auto": isinstance(strategy, st.AutoStrategy),
+            "limits": strategy.limits,
+            "tool_message_content": getattr(strategy, "tool_message_content", None),
+            "tool_names": strategy.schemas.name_set,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     @property
     def policy(self) -> ErrorPolicy:
@@ -109,11 +121,6 @@ class Plan:
         return self.strategy.max_retries
 
     @property
-    def limits(self) -> Limits:
-        """Bounds on the size, depth and checking time of each reply."""
-        return self.strategy.limits
-
-    @property
     def strict(self) -> bool | None:
         """Provider strict mode, or None (strategies without the option: None)."""
         return getattr(self.strategy, "strict", None)
@@ -122,16 +129,6 @@ class Plan:
     def json_mode(self) -> bool:
         """Whether the prompted strategy also asks for JSON mode."""
         return bool(getattr(self.strategy, "json_mode", False))
-
-    @property
-    def tool_message_content(self) -> str | None:
-        """Fixed text for the success tool message, or None."""
-        return getattr(self.strategy, "tool_message_content", None)
-
-    @property
-    def tool_names(self) -> frozenset[str]:
-        """Names of the artificial tools of the tool strategy."""
-        return self.schemas.name_set
 
     def check_tools(self, tools: Sequence[Any]) -> None:
         """Refuse user tools named like a variant when the tool strategy may run.

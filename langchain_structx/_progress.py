@@ -63,7 +63,11 @@ class Progress(TypedDict):
 
 
 def new_progress() -> Progress:
-    """Bookkeeping for a fresh run."""
+    """Bookkeeping for a fresh run.
+
+    The optional keys are added when first needed: a run that answers at once,
+    the common case, makes and checkpoints no empty list for them.
+    """
     return {
         "attempts": 0,
         "errors": [],
@@ -73,11 +77,6 @@ def new_progress() -> Progress:
         "repairs": [],
         "done": False,
         "answer_id": None,
-        "dropped": [],
-        "retry": False,
-        "routes": [],
-        "added": [],
-        "hidden": [],
     }
 
 

@@ -237,7 +237,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
             memory=self.fallback_memory,
             tools=request.tools,
             one_call=self._one_call,
-            earlier=self._errors.get(progress),
+            earlier=self._errors.get(progress) if progress else (),
         )
 
     def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:

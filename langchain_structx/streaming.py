@@ -298,16 +298,13 @@ class EventSink:
         """Whether anything of the run's model calls is seen: events, traces or
         LangGraph's message stream. When nothing is, labelling the calls or
         watching their streams would only add work to each of them."""
+        self.active = self.writer is not None or self._config is not None
+        """Whether any event has a consumer at all."""
 
     @property
     def wants_streaming(self) -> bool:
         """Whether someone consumes partial objects, so the model should stream."""
         return self.writer is not None
-
-    @property
-    def active(self) -> bool:
-        """Whether any event has a consumer at all."""
-        return self.writer is not None or self._config is not None
 
     def __call__(self, event: StructuredOutputEvent) -> None:
         """Send one event to every consumer."""
