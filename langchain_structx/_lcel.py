@@ -279,6 +279,22 @@ class LcelRun:
         bound, prompt, config = self._request(step)
         return await bound.ainvoke(prompt, config)  # type: ignore[no-any-return]
 
+    def _streamed(
+        self, step: _engine.CallModel
+    ) -> tuple[
+        Runnable[Any, Any],
+        list[BaseMessage],
+        RunnableConfig,
+        list[StructuredOutputEvent],
+        PartialTracker,
+        Reply,
+    ]:
+        """What a streamed call starts from: its request, a partial tracker, a bounded reply."""
+        bound, prompt, config = self._request(step)
+        events: list[StructuredOutputEvent] = []
+        tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
+        return bound, prompt, config, events, tracker, Reply(self.plan.limits.max_reply_chars)
+
     def stream(self, step: _engine.CallModel) -> Iterator[Any]:
         """One streamed model call: partial outputs as they grow, then `Done(reply)`.
 
@@ -288,10 +304,7 @@ class LcelRun:
         if step.spec.model_settings.get("stream") is False:
             yield Done(self.call(step))
             return
-        bound, prompt, config = self._request(step)
-        events: list[StructuredOutputEvent] = []
-        tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = Reply(self.plan.limits.max_reply_chars)
+        bound, prompt, config, events, tracker, reply = self._streamed(step)
         chunks = bound.stream(prompt, config)
         try:
             for chunk in chunks:
@@ -311,10 +324,7 @@ class LcelRun:
         if step.spec.model_settings.get("stream") is False:
             yield Done(await self.acall(step))
             return
-        bound, prompt, config = self._request(step)
-        events: list[StructuredOutputEvent] = []
-        tracker = PartialTracker(self.plan, step.spec, step.attempt, events.append)
-        reply = Reply(self.plan.limits.max_reply_chars)
+        bound, prompt, config, events, tracker, reply = self._streamed(step)
         chunks = bound.astream(prompt, config)
         try:
             async for chunk in chunks:
