@@ -56,7 +56,6 @@ def wide_message(limits: Limits) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-@functools.lru_cache(maxsize=16)
 def numeral_chars(bits: int) -> int:
     """The fewest characters a numeral needs to be too wide for `bits`.
 
