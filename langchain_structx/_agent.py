@@ -152,7 +152,7 @@ def typed_state_schema(base: type[Any], plan: Plan) -> type[Any]:
     is never written, typed with the answer's classes: that is what lets Pydantic
     models and dataclasses in `structured_response` (or inside a TypedDict answer)
     survive a checkpoint round trip with no configuration, at the cost of no
-    state channel (every channel is read and written at every graph step).
+    state channel (LangGraph works on every channel at every step, written or not).
     """
     variants = plan.schemas.variants
     # TypedDicts too, for the models in their fields. LangGraph does not look inside a

@@ -43,6 +43,8 @@ class Route:
         user_tools: Names of the caller's tools.
         declared: Names of every tool the model may call: ours and the caller's.
         native: The model's own strict dialect, if its provider has one.
+        plain: Whether no provider adjustment can concern the model's class
+            (`_quirks.plain`), so its settings need no reading at each call.
         refused: Strategies AutoStrategy leaves for good beside these tools: the
             provider refused one for a reason in the caller's tools (some
             clients change them on that route). Replaced, never changed in
@@ -53,6 +55,7 @@ class Route:
     user_tools: frozenset[str]
     declared: frozenset[str]
     native: Dialect | None
+    plain: bool = False
     refused: frozenset[StrategyName] = frozenset()
     _specs: dict[tuple[StrategyName, bool, bool], CallSpec] = field(default_factory=dict)
 
@@ -76,7 +79,7 @@ class Route:
             DialectError: When the schema cannot be expressed as this model's
                 provider needs it (never kept: each run meets it afresh).
         """
-        plain = quirks.plain(self.model)
+        plain = self.plain
         forced = not unforced and (plain or quirks.forces_tools(self.model))
         key = (strategy, json_mode, forced)
         found = self._specs.get(key)
@@ -133,4 +136,5 @@ def route(plan: Plan, model: Any, tools: Sequence[Any]) -> Route:
 def _route(plan: Plan, model: Any, tools: Sequence[Any]) -> Route:
     plan.check_tools(tools)
     user_tools = caps.tool_names(tools)
-    return Route(model, user_tools, plan.tool_names | user_tools, caps.model_dialect(model))
+    declared = plan.tool_names | user_tools
+    return Route(model, user_tools, declared, caps.model_dialect(model), quirks.plain(model))
