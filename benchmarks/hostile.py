@@ -113,8 +113,8 @@ CASES = (
 def _reader(schema: dict[str, Any]) -> Callable[[Any], str]:
     """The engine's reading step for `schema`: an AI message in, outcome name out."""
     from langchain_structx import Limits, PromptedStrategy
-    from langchain_structx._interpret import interpret
-    from langchain_structx._plan import build_plan
+    from langchain_structx._engine.interpret import interpret
+    from langchain_structx._request.plan import build_plan
 
     plan = build_plan(PromptedStrategy(schema, limits=Limits(max_reply_chars=READ_EVERYTHING)))
     spec = plan.call_spec("prompted")
@@ -137,8 +137,8 @@ def _value_memory(schema: dict[str, Any], text: str) -> float:
     from langchain_core.messages import AIMessage
 
     from langchain_structx import Limits, PromptedStrategy
-    from langchain_structx._interpret import interpret
-    from langchain_structx._plan import build_plan
+    from langchain_structx._engine.interpret import interpret
+    from langchain_structx._request.plan import build_plan
 
     plan = build_plan(PromptedStrategy(schema, limits=Limits(max_reply_chars=READ_EVERYTHING)))
     outcome = interpret(plan, plan.call_spec("prompted"), AIMessage(text)).outcome

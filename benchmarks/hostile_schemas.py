@@ -41,8 +41,8 @@ from langchain_structx import (
     ToolStrategy,
     with_structured_output,
 )
-from langchain_structx._plan import build_plan
-from langchain_structx._schema import normalize
+from langchain_structx._request.plan import build_plan
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import StructxError
 from langchain_structx.limits import Limits
 from langchain_structx.testing import ScriptedChatModel, tool_call

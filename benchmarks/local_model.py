@@ -59,10 +59,10 @@ from langchain_structx import (
     PromptedStrategy,
     ProviderStrategy,
     ToolStrategy,
-    _prompt,
     create_agent,
 )
-from langchain_structx._plan import build_plan
+from langchain_structx._request import prompt as _prompt
+from langchain_structx._request.plan import build_plan
 from langchain_structx.local import LocalChatModel, default_model_path
 from langchain_structx.local._weights import DEFAULT_WEIGHTS
 

@@ -43,8 +43,8 @@ from langchain_structx import (
     StructuredOutputMiddleware,
     ToolStrategy,
 )
-from langchain_structx import _capabilities as caps
-from langchain_structx._plan import Plan
+from langchain_structx._models import capabilities as caps
+from langchain_structx._request.plan import Plan
 from langchain_structx.local import default_model_path
 from langchain_structx.local._weights import DEFAULT_WEIGHTS
 

@@ -21,8 +21,8 @@ from typing import Any
 from _record import record as save_figures  # noqa: E402 - benchmarks run as scripts
 from langchain_core.utils.json import parse_json_markdown, parse_partial_json
 
-from langchain_structx._parse import parse_json
-from langchain_structx._partial_json import Buffer
+from langchain_structx._parsing.parse import parse_json
+from langchain_structx._parsing.partial_json import Buffer
 from langchain_structx.limits import Limits
 
 VALID_GOAL = 1.5

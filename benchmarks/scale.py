@@ -2,7 +2,7 @@
 
 Run with `python benchmarks/scale.py` (about half a minute). A batch of 60 records goes
 through `structx extract --batch`, on the echo stand-in model
-(`langchain_structx.graphs.echo_model`, no weights) so that the figures measure
+(`langchain_structx.testing.echo_model`, no weights) so that the figures measure
 the package and the server, not a model:
 
 - local: the batch in this process, `--concurrency 8`;
@@ -43,7 +43,7 @@ from checkpoint_cost import ATTEMPTS, LABELS, checkpoint_figures  # noqa: E402
 from langgraph_dev import langgraph_dev  # noqa: E402
 
 from langchain_structx import cli  # noqa: E402
-from langchain_structx.graphs import echo_model  # noqa: E402
+from langchain_structx.testing import echo_model  # noqa: E402
 
 RECORDS = 60
 REPEATS = 3

@@ -46,8 +46,9 @@ from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel
 
-from langchain_structx import _partial_json, streaming
-from langchain_structx._plan import Plan, build_plan
+from langchain_structx import streaming
+from langchain_structx._parsing import partial_json as _partial_json
+from langchain_structx._request.plan import Plan, build_plan
 from langchain_structx.middleware import create_agent
 from langchain_structx.strategies import ProviderStrategy, ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call

@@ -14,7 +14,6 @@ Examples:
 import importlib
 import typing as _typing
 
-from langchain_structx._deprecated import moved as _moved
 from langchain_structx._exceptions import (
     DialectError,
     OutputValidationError,
@@ -24,12 +23,13 @@ from langchain_structx._exceptions import (
     UserError,
     ValidationIssue,
 )
+from langchain_structx._faces.deprecated import moved as _moved
 from langchain_structx._version import __version__
 from langchain_structx.limits import Limits
 from langchain_structx.report import FallbackRecord, StructuredReport, TokenUsage
 
 if _typing.TYPE_CHECKING:
-    from langchain_structx._capabilities import FallbackMemory
+    from langchain_structx._models.capabilities import FallbackMemory
     from langchain_structx.errors import (
         AttemptError,
         ErrorHandlerError,
@@ -68,7 +68,7 @@ if _typing.TYPE_CHECKING:
     from langchain_structx.streaming import StructuredOutputEvent
 
 _LAZY: dict[str, str] = {
-    "FallbackMemory": "_capabilities",
+    "FallbackMemory": "_models.capabilities",
     **dict.fromkeys(
         (
             "AttemptError",

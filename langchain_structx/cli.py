@@ -26,9 +26,8 @@ from typing import IO, Any
 
 from pydantic_core import to_jsonable_python
 
-from langchain_structx import _cli_run
-from langchain_structx._batch import BatchInputError, OutputWriteError, stdin_bytes
-from langchain_structx._cli_base import (
+from langchain_structx._cli import batch_run as _cli_run
+from langchain_structx._cli.exits import (
     EXIT_CODES,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -41,11 +40,12 @@ from langchain_structx._cli_base import (
     NonFiniteValueError,
     to_json,
 )
-from langchain_structx._cli_model import MIN_N_CTX, ModelSpec, load_model
-from langchain_structx._cli_schema import MANY_KEY, SchemaSpecError, load_schema, many
-from langchain_structx._cli_schema import variant_count as _variant_count
-from langchain_structx._outfile import check_writable, replace_when_done, same_file
-from langchain_structx._remote import RemoteExtractor, RemoteSettings
+from langchain_structx._cli.model import MIN_N_CTX, ModelSpec, load_model
+from langchain_structx._cli.outfile import check_writable, replace_when_done, same_file
+from langchain_structx._cli.records import BatchInputError, OutputWriteError, stdin_bytes
+from langchain_structx._cli.remote import RemoteExtractor, RemoteSettings
+from langchain_structx._cli.schema_input import MANY_KEY, SchemaSpecError, load_schema, many
+from langchain_structx._cli.schema_input import variant_count as _variant_count
 from langchain_structx._version import __version__
 from langchain_structx.errors import StructuredOutputFailure, UserError
 from langchain_structx.middleware import create_agent

@@ -56,7 +56,7 @@ from langchain_structx._exceptions import (
     UserError,
     ValidationIssue,
 )
-from langchain_structx._validate import deadline
+from langchain_structx._validation.validate import deadline
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 Dialect = Literal["openai", "anthropic", "gemini"]

@@ -14,11 +14,12 @@ over its workers. Serve it from
 ```
 
 `extraction_graph` runs on the model named by the `STRUCTX_MODEL` environment
-variable (`local`, the default, or an `init_chat_model` string);
-`offline_extraction_graph` runs on `echo_model`, a stand-in that needs no
-weights, for demos, tests and benchmarks.
+variable (`local`, the default, or an `init_chat_model` string). Its offline twin,
+on a stand-in model that needs no weights, lives with the test doubles:
+`langchain_structx.testing.offline_extraction_graph` and `echo_model`.
 
 Examples:
+    >>> from langchain_structx.testing import echo_model
     >>> app = build_extraction_graph(echo_model)
     >>> schema = {"title": "City", "type": "object",
     ...           "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -30,19 +31,19 @@ Examples:
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from langchain_structx._capabilities import FallbackMemory
+from langchain_structx._faces.deprecated import moved
+from langchain_structx._models.capabilities import FallbackMemory
 from langchain_structx.errors import StructxError, UserError
 from langchain_structx.nodes import StructuredOutputNode, structured_output_node
 from langchain_structx.report import (
@@ -53,7 +54,6 @@ from langchain_structx.report import (
     StructuredReport,
 )
 from langchain_structx.strategies import STRATEGIES, Strategy
-from langchain_structx.testing import RecordedCall, ScriptedChatModel, tool_call
 
 MAX_RETRIES_LIMIT = 10
 """The most retries one run may ask for: a client must not buy unbounded model calls."""
@@ -201,29 +201,6 @@ def _failure(exc: StructxError) -> dict[str, Any]:
     return {RESPONSE_KEY: None, KIND_KEY: None, REPORT_KEY: None, ERROR_KEY: error}
 
 
-def _echo_reply(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
-    """Answer with the user's text: as a call of the first tool when tools are bound."""
-    text = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-    if call.tools:
-        try:
-            args = json.loads(text)
-        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
-            args = None
-        if isinstance(args, dict):
-            name = call.tools[0]["function"]["name"]
-            return AIMessage("", tool_calls=[tool_call(name, args)])
-    return AIMessage(text)
-
-
-def echo_model(calls: int = MAX_RETRIES_LIMIT + 1) -> ScriptedChatModel:
-    """A stand-in model that answers each of `calls` attempts with the user's text.
-
-    A record whose text is the JSON of a valid object extracts to that object; any
-    other text fails validation on every attempt, as a hopeless input would.
-    """
-    return ScriptedChatModel(model_name="structx-echo", responses=[_echo_reply] * calls)
-
-
 @functools.cache
 def _served_model(name: str) -> BaseChatModel:
     # One model per server process: the local one loads its weights once.
@@ -246,16 +223,6 @@ def _compiled(model_name: str) -> CompiledStateGraph[Any, Any, Any, Any]:
     return build_extraction_graph(_served_model(model_name))
 
 
-def offline_extraction_graph(config: RunnableConfig) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Graph factory for LangGraph Server: extraction on `echo_model`, no weights needed."""
-    return _offline()
-
-
-@functools.cache
-def _offline() -> CompiledStateGraph[Any, Any, Any, Any]:
-    return build_extraction_graph(echo_model)
-
-
 __all__ = (
     "ExtractionError",
     "ExtractionInput",
@@ -263,8 +230,17 @@ __all__ = (
     "ExtractionState",
     "MAX_RETRIES_LIMIT",
     "build_extraction_graph",
-    "echo_model",
     "extraction_graph",
-    "offline_extraction_graph",
     "request_strategy",
 )
+
+
+def __getattr__(name: str) -> object:
+    # The offline stand-ins moved to `testing`, so that nothing at run time imports it.
+    return moved(__name__, name, _MOVED)
+
+
+_MOVED = {
+    "echo_model": "langchain_structx.testing",
+    "offline_extraction_graph": "langchain_structx.testing",
+}

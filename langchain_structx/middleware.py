@@ -41,13 +41,18 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypeForm, TypeVar, Unpack
 
-from langchain_structx import _agent, _agent_errors, _engine, _router, _shell
-from langchain_structx._agent import PROGRESS_KEY
-from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._deprecated import moved
-from langchain_structx._plan import Plan, build_plan
-from langchain_structx._progress import Progress
-from langchain_structx._router import StructuredOutputRetryRouter
+from langchain_structx._engine import loop as _engine
+from langchain_structx._engine import shell as _shell
+from langchain_structx._engine.progress import Progress
+from langchain_structx._engine.run import CallModel, RunResult
+from langchain_structx._faces import agent as _agent
+from langchain_structx._faces import agent_errors as _agent_errors
+from langchain_structx._faces import retry_router as _router
+from langchain_structx._faces.agent import PROGRESS_KEY
+from langchain_structx._faces.deprecated import moved
+from langchain_structx._faces.retry_router import StructuredOutputRetryRouter
+from langchain_structx._models.capabilities import FallbackMemory
+from langchain_structx._request.plan import Plan, build_plan
 from langchain_structx.report import StructuredReport
 from langchain_structx.strategies import AnyStrategy
 
@@ -180,7 +185,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress = _agent_errors.raise_deferred(progress, self._errors)
         plan = self._plans.for_request(request)
 
-        def call(step: _engine.CallModel) -> AIMessage:
+        def call(step: CallModel) -> AIMessage:
             return _agent.ai_message(handler(_agent.extend(request, step)))
 
         try:
@@ -200,7 +205,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
         progress = _agent_errors.raise_deferred(progress, self._errors)
         plan = self._plans.for_request(request)
 
-        async def call(step: _engine.CallModel) -> AIMessage:
+        async def call(step: CallModel) -> AIMessage:
             return _agent.ai_message(await handler(_agent.extend(request, step)))
 
         try:
@@ -240,7 +245,7 @@ class StructuredOutputMiddleware(AgentMiddleware[StructuredAgentState, Any], Gen
             earlier=self._errors.get(progress) if progress else (),
         )
 
-    def _respond(self, result: _engine.RunResult, sink: Any) -> ExtendedModelResponse[Any]:
+    def _respond(self, result: RunResult, sink: Any) -> ExtendedModelResponse[Any]:
         self._errors.keep(result)
         return _agent.respond(result, sink)
 

@@ -37,11 +37,13 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
-from langchain_structx import _engine, _shell
-from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._plan import CallSpec, Plan, build_plan
-from langchain_structx._routing import KindRouter, check_routes, route_by_kind
-from langchain_structx._shell import reset_structured_output
+from langchain_structx._engine import loop as _engine
+from langchain_structx._engine import shell as _shell
+from langchain_structx._engine.run import CallModel, RunResult
+from langchain_structx._engine.shell import reset_structured_output
+from langchain_structx._faces.kind_routing import KindRouter, check_routes, route_by_kind
+from langchain_structx._models.capabilities import FallbackMemory
+from langchain_structx._request.plan import CallSpec, Plan, build_plan
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
 from langchain_structx.strategies import AnyStrategy
 from langchain_structx.streaming import EventSink
@@ -93,7 +95,7 @@ class StructuredOutputNode(Generic[ResponseT]):
         """Run the node synchronously."""
         messages = self._messages(state)
 
-        def call(step: _engine.CallModel) -> AIMessage:
+        def call(step: CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
             return bound.invoke(prompt)  # type: ignore[no-any-return]
 
@@ -103,7 +105,7 @@ class StructuredOutputNode(Generic[ResponseT]):
         """Run the node asynchronously."""
         messages = self._messages(state)
 
-        async def call(step: _engine.CallModel) -> AIMessage:
+        async def call(step: CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
             return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
 
@@ -140,17 +142,15 @@ class StructuredOutputNode(Generic[ResponseT]):
         return list(found)
 
     def _request(
-        self, step: _engine.CallModel, messages: Sequence[BaseMessage]
+        self, step: CallModel, messages: Sequence[BaseMessage]
     ) -> tuple[Runnable[Any, Any], list[BaseMessage]]:
         return _bind(self.model, step.spec), self._prompt(step, messages)
 
-    def _prompt(
-        self, step: _engine.CallModel, messages: Sequence[BaseMessage]
-    ) -> list[BaseMessage]:
+    def _prompt(self, step: CallModel, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         parts = [p for p in (self.system_prompt, step.spec.system_suffix) if p]
         return _shell.with_system(_shell.with_history(messages, step), "\n\n".join(parts))
 
-    def _update(self, result: _engine.RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
+    def _update(self, result: RunResult, sink: EventSink) -> dict[str, Any] | Command[Any]:
         # A node runs no tools: its run ends with an answer or raises.
         assert result.report is not None
         sink.finish(result.value, result.report)

@@ -36,10 +36,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
-from langchain_structx import _drive
-from langchain_structx._capabilities import FallbackMemory
-from langchain_structx._configurable import accept, check, fallback_chain, resolve
-from langchain_structx._lcel import (
+from langchain_structx._engine import drive as _drive
+from langchain_structx._faces.configurable import accept, check, fallback_chain, resolve
+from langchain_structx._faces.lcel import (
     REPORT_EVENT,
     RETURNED_ERRORS,
     Bound,
@@ -48,7 +47,8 @@ from langchain_structx._lcel import (
     strategy_for_method,
     to_messages,
 )
-from langchain_structx._plan import Plan, build_plan
+from langchain_structx._models.capabilities import FallbackMemory
+from langchain_structx._request.plan import Plan, build_plan
 from langchain_structx.errors import UserError
 from langchain_structx.strategies import (
     AnyStrategy,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, ca
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
 from langchain_structx._policy import ErrorPolicy, compile_policy
-from langchain_structx._schema import SchemaSet, normalize
+from langchain_structx._schemas.normalise import SchemaSet, normalize
 from langchain_structx.errors import AttemptError, FailureKind, UserError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
@@ -43,6 +43,36 @@ StrategyName = Literal["provider", "tool", "prompted"]
 
 ANSWERING: tuple[StrategyName, ...] = ("provider", "tool", "prompted")
 """The strategies that ask a model for an answer (AutoStrategy picks among them)."""
+
+Setting = Literal["json_mode", "tool_choice"]
+"""A part of a request a model may refuse while its route works without it: JSON
+mode on the prompted route, a forced tool choice on the tool route."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Behaviour:
+    """What a concrete strategy does on the wire: the engine asks this, never the name.
+
+    Examples:
+        >>> behaviour("tool").answers_in_tool_call, behaviour("provider").native_schema
+        (True, True)
+    """
+
+    answers_in_tool_call: bool
+    """The answer is a call of one of our tools, bound to the model (its arguments
+    stream in tool-call chunks); otherwise it is the reply's text."""
+    native_schema: bool
+    """The schema travels in the provider's own response format (in its strict
+    dialect where it has one), so the provider may reject the request for it, and
+    some clients change the caller's tools beside it."""
+    optional_setting: Setting | None
+    """A part of this route's request the provider may refuse while the route
+    works without it, or None."""
+
+
+def behaviour(name: StrategyName) -> Behaviour:
+    """The behaviour of the concrete strategy called `name`."""
+    return _BEHAVIOURS[name]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +230,9 @@ class ToolStrategy(_Options, Generic[SchemaT]):
         def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[StrategyName] = "tool"
+    behaviour: ClassVar[Behaviour] = Behaviour(
+        answers_in_tool_call=True, native_schema=False, optional_setting="tool_choice"
+    )
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
@@ -236,6 +269,9 @@ class ProviderStrategy(_Options, Generic[SchemaT]):
         def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[StrategyName] = "provider"
+    behaviour: ClassVar[Behaviour] = Behaviour(
+        answers_in_tool_call=False, native_schema=True, optional_setting=None
+    )
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
@@ -271,6 +307,9 @@ class PromptedStrategy(_Options, Generic[SchemaT]):
         def __init__(self, schema: Any, **options: Any) -> None: ...
 
     name: ClassVar[StrategyName] = "prompted"
+    behaviour: ClassVar[Behaviour] = Behaviour(
+        answers_in_tool_call=False, native_schema=False, optional_setting="json_mode"
+    )
     schema: SchemaInput[SchemaT]
     """The output schema: a model class, dataclass, TypedDict, dict or a Union of them."""
     _: KW_ONLY
@@ -350,6 +389,10 @@ STRATEGIES: Mapping[str, type[Any]] = {
 }
 """Every strategy class by its name: the one registry the CLI, the server graphs
 and the plan builder read."""
+
+_BEHAVIOURS: Mapping[str, Behaviour] = {
+    cls.name: cls.behaviour for cls in (ProviderStrategy, ToolStrategy, PromptedStrategy)
+}
 
 __all__ = (
     "AnyStrategy",

@@ -48,10 +48,11 @@ from langgraph.config import get_stream_writer
 from typing_extensions import TypedDict
 
 from langchain_structx._dialects.codecs import PENDING
-from langchain_structx._partial_json import MIN_STEP, Buffer, partial_value
-from langchain_structx._plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
+from langchain_structx._parsing.partial_json import MIN_STEP, Buffer, partial_value
+from langchain_structx._request.plan import ENVELOPE_DATA, ENVELOPE_KIND, CallSpec, Plan
 from langchain_structx.errors import OutputValidationError
 from langchain_structx.report import StructuredReport
+from langchain_structx.strategies import behaviour
 
 EVENT_NAME: Final = "structured_output"
 """Name of the custom event in `astream_events`, and `type` of every event."""
@@ -85,6 +86,7 @@ class PartialTracker:
     def __init__(self, plan: Plan, spec: CallSpec, attempt: int, emit: Emit) -> None:
         self._plan = plan
         self._strategy = spec.strategy
+        self._in_tool_calls = behaviour(spec.strategy).answers_in_tool_call
         self._restore = spec.restore
         self._tool_restore = spec.tool_restore
         self._attempt = attempt
@@ -97,7 +99,7 @@ class PartialTracker:
 
     def feed(self, chunk: AIMessageChunk) -> None:
         """Take one streamed chunk."""
-        if self._strategy == "tool":
+        if self._in_tool_calls:
             self._feed_tool_chunks(chunk)
         elif isinstance(chunk.content, str) and chunk.content:
             self._grow(-1, chunk.content, None)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_structx._dialects.rules import ANNOTATIONS
-from langchain_structx._validate import bounded_validator, out_of_time
+from langchain_structx._validation.validate import bounded_validator, out_of_time
 
 _ENUM_KEYS = ANNOTATIONS | {"enum", "const"}
 

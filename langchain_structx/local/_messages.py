@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 
-from langchain_structx import _prompt
+from langchain_structx._request import prompt as _prompt
 from langchain_structx.local._grammar import OutputConstraint
 
 __all__ = (

@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
-from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
+from langchain_structx._models.chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.local._context import typed_chunks, typed_overflow
 from langchain_structx.local._definitions import refers_to_itself
 from langchain_structx.local._grammar import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, NoReturn, TypeVar
 
-from langchain_structx._bounds import schema_shape_problem
 from langchain_structx._clip import MESSAGE_CHARS, clip
+from langchain_structx._validation.bounds import schema_shape_problem
 from langchain_structx.local._limits import (
     MAX_GRAMMAR_CHARS,
     MAX_GRAMMAR_NESTING,

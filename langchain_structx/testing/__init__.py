@@ -24,6 +24,7 @@ Examples:
     ['What is 2 + 2?', 'And now?']
 """
 
+from langchain_structx.testing._echo import echo_model, offline_extraction_graph
 from langchain_structx.testing._model import ScriptedChatModel
 from langchain_structx.testing._script import (
     RecordedCall,
@@ -39,6 +40,8 @@ __all__ = (
     "ScriptFunction",
     "ScriptedChatModel",
     "ScriptedResponse",
+    "echo_model",
+    "offline_extraction_graph",
     "tool_call",
 )
 

@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr, SkipValidation, field_validator
 
-from langchain_structx._chat_model import ToolChoice, ToolLike, WholeReplyChatModel
+from langchain_structx._models.chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.testing._chunks import to_chunks
 from langchain_structx.testing._script import (
     FORMAT_COPY_KEY,

@@ -16,7 +16,7 @@ import pytest
 from langgraph_dev import Server, langgraph_dev
 
 from langchain_structx import cli
-from langchain_structx.graphs import echo_model
+from langchain_structx.testing import echo_model
 
 pytestmark = pytest.mark.integration
 

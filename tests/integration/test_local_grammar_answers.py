@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from langchain_structx._validate import JSONSchemaValidator
+from langchain_structx._validation.validate import JSONSchemaValidator
 from langchain_structx.local._grammar import schema_to_gbnf
 
 pytestmark = pytest.mark.integration

@@ -27,7 +27,7 @@ from langchain_structx import (
     StructuredOutputMiddleware,
     create_agent,
 )
-from langchain_structx._capabilities import model_identity
+from langchain_structx._models.capabilities import model_identity
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI

@@ -20,7 +20,7 @@ from langgraph_dev import Server, free_port, langgraph_dev
 from pydantic import BaseModel, ConfigDict
 
 from langchain_structx import cli
-from langchain_structx.graphs import echo_model
+from langchain_structx.testing import echo_model
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
 from langchain_structx import with_structured_output
-from langchain_structx._capabilities import FallbackMemory, model_identity
+from langchain_structx._models.capabilities import FallbackMemory, model_identity
 from langchain_structx.errors import ProviderRejectedError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import AutoStrategy, PromptedStrategy

@@ -463,8 +463,8 @@ def test_a_run_checkpointed_without_its_last_message_goes_on() -> None:
     from langchain.agents.middleware.types import ModelRequest
     from langchain_core.messages import HumanMessage
 
-    from langchain_structx import _agent
-    from langchain_structx._progress import new_progress
+    from langchain_structx._engine.progress import new_progress
+    from langchain_structx._faces import agent as _agent
 
     progress = new_progress()
     progress.update({"attempts": 2, "retry": True})
@@ -496,7 +496,7 @@ def test_with_tools_a_retry_still_goes_back_to_the_model(strategy: str) -> None:
 
 def test_a_put_off_failure_is_kept_until_it_is_raised_and_no_longer() -> None:
     # The kept error holds the model's reply: it must not outlive its raise.
-    from langchain_structx._agent_errors import ErrorCache
+    from langchain_structx._faces.agent_errors import ErrorCache
 
     cache = ErrorCache(size=2)
     error = StructuredOutputFailure("bad")
@@ -518,8 +518,8 @@ def test_plans_of_replaced_formats_are_kept_per_format_and_bounded() -> None:
     # object each time must not grow the middleware's memory without bound.
     from types import SimpleNamespace
 
-    from langchain_structx._agent import RequestPlans
-    from langchain_structx._plan import build_plan
+    from langchain_structx._faces.agent import RequestPlans
+    from langchain_structx._request.plan import build_plan
 
     own = build_plan(ToolStrategy(Contact))
     plans = RequestPlans(own, size=2)

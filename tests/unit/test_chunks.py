@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessageChunk, message_chunk_to_message
 from langchain_core.messages.tool import tool_call_chunk
 
-from langchain_structx._chunks import joined
+from langchain_structx._engine.chunks import joined
 
 
 def _stock(chunks: list[AIMessageChunk]) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langchain_structx import cli
-from langchain_structx._batch import (
+from langchain_structx._cli.records import (
     MAX_LINE_BYTES,
     BatchInputError,
     ResultFile,
@@ -61,7 +61,7 @@ def test_an_explicit_id_that_is_another_line_number_is_a_duplicate(tmp_path: Pat
 
 
 def test_a_line_over_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("langchain_structx._batch.MAX_LINE_BYTES", 8)
+    monkeypatch.setattr("langchain_structx._cli.records.MAX_LINE_BYTES", 8)
     batch = tmp_path / "in.jsonl"
     batch.write_text('"short"\n"a line longer than eight bytes"\n')
     with pytest.raises(BatchInputError, match="line 2 is over 8 bytes"):

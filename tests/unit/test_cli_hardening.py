@@ -15,7 +15,7 @@ import pytest
 from test_cli_entry import ECHO, STRUCTX, _env, _wait_for, one_error_line, structx
 
 from langchain_structx import cli
-from langchain_structx._batch import done_ids, read_records
+from langchain_structx._cli.records import done_ids, read_records
 from langchain_structx.testing import ScriptedChatModel
 
 

@@ -10,9 +10,10 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
-from langchain_structx import _cli_model, cli
-from langchain_structx._cli_model import ModelSpec
-from langchain_structx._cli_schema import SchemaSpecError, load_schema
+from langchain_structx import cli
+from langchain_structx._cli import model as _cli_model
+from langchain_structx._cli.model import ModelSpec
+from langchain_structx._cli.schema_input import SchemaSpecError, load_schema
 from langchain_structx.testing import ScriptedChatModel
 
 

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from langchain_structx._drafts import upgrade
-from langchain_structx._parse import Parsed, Repair, coerce
+from langchain_structx._parsing.parse import Parsed, Repair, coerce
+from langchain_structx._schemas.drafts import upgrade
 
 
 def kinds(parsed: Parsed) -> list[tuple[str, tuple[str | int, ...]]]:

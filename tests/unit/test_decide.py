@@ -16,8 +16,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from langchain_structx import DialectError, ProviderStrategy, UserError, _decide, create_agent
-from langchain_structx._plan import build_plan
+from langchain_structx import DialectError, ProviderStrategy, UserError, create_agent
+from langchain_structx._request import model_route as _decide
+from langchain_structx._request.plan import build_plan
 from langchain_structx.strategies import ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dialects_corpus"))
 from dialect_values import valid_instance  # noqa: E402
 from langchain_core.messages import AIMessageChunk  # noqa: E402
 
-from langchain_structx._plan import CallSpec, build_plan  # noqa: E402
+from langchain_structx._request.plan import CallSpec, build_plan  # noqa: E402
 from langchain_structx.dialects import transform  # noqa: E402
 from langchain_structx.strategies import ProviderStrategy  # noqa: E402
 from langchain_structx.streaming import PartialTracker, partial_value  # noqa: E402

@@ -297,7 +297,7 @@ def test_a_pydantic_map_of_patterned_keys_is_sent_closed() -> None:
 
     from pydantic import BaseModel, constr
 
-    from langchain_structx._plan import build_plan
+    from langchain_structx._request.plan import build_plan
     from langchain_structx.strategies import ProviderStrategy
 
     class Scores(BaseModel):

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_structx._drafts import DRAFT_2020_12, upgrade
-from langchain_structx._schema import normalize
-from langchain_structx._validate import JSONSchemaValidator
+from langchain_structx._schemas.drafts import DRAFT_2020_12, upgrade
+from langchain_structx._schemas.normalise import normalize
+from langchain_structx._validation.validate import JSONSchemaValidator
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.middleware import create_agent
 from langchain_structx.strategies import ToolStrategy
@@ -301,7 +301,7 @@ EMPLOYEE = {
 
 
 def test_a_ref_with_rules_beside_it_moves_into_all_of_and_means_the_same():
-    from langchain_structx._drafts import refs_apart
+    from langchain_structx._schemas.drafts import refs_apart
 
     moved = refs_apart(EMPLOYEE)
 

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from langchain_structx._plan import build_plan
+from langchain_structx._request.plan import build_plan
 from langchain_structx.strategies import ProviderStrategy
 
 PERSON = {

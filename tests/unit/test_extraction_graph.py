@@ -14,9 +14,9 @@ from langchain_structx.errors import UserError
 from langchain_structx.graphs import (
     MAX_RETRIES_LIMIT,
     build_extraction_graph,
-    echo_model,
     request_strategy,
 )
+from langchain_structx.testing import echo_model
 
 CITY = {
     "title": "City",

@@ -36,7 +36,7 @@ from langchain_structx import (
     route_by_kind,
     structured_output_node,
 )
-from langchain_structx._capabilities import model_identity
+from langchain_structx._models.capabilities import model_identity
 from langchain_structx.testing import ScriptedChatModel, tool_call
 
 ASK = {"messages": [HumanMessage("Who is Ada?")]}

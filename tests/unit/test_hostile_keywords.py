@@ -21,9 +21,9 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
-from langchain_structx import _match
-from langchain_structx._progress import MAX_TOKENS
-from langchain_structx._schema import normalize
+from langchain_structx._engine import match as _match
+from langchain_structx._engine.progress import MAX_TOKENS
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import (
     OutputValidationError,
     StructuredOutputRetryError,

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langchain_structx._coerce import coerce
-from langchain_structx._parse import parse_json
-from langchain_structx._partial_json import Buffer, partial_value
-from langchain_structx._schema import normalize
+from langchain_structx._parsing.coerce import coerce
+from langchain_structx._parsing.parse import parse_json
+from langchain_structx._parsing.partial_json import Buffer, partial_value
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import (
     JSONParseError,
     MalformedJSONError,

@@ -22,14 +22,14 @@ import pytest
 from langchain_structx import (
     PromptedStrategy,
     ProviderStrategy,
-    _plan,
-    _prompt,
     with_structured_output,
 )
-from langchain_structx._envelope import envelope_schema
-from langchain_structx._plan import build_plan
-from langchain_structx._prompt import render_schema
-from langchain_structx._schema import normalize
+from langchain_structx._request import plan as _plan
+from langchain_structx._request import prompt as _prompt
+from langchain_structx._request.envelope import envelope_schema
+from langchain_structx._request.plan import build_plan
+from langchain_structx._request.prompt import render_schema
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.dialects import Dialect, Transformed, transform
 from langchain_structx.errors import DialectError, SchemaError
 from langchain_structx.testing import ScriptedChatModel

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from langchain_structx import ToolStrategy, cli, with_structured_output
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.limits import Limits
 from langchain_structx.testing import ScriptedChatModel, tool_call
@@ -273,7 +273,7 @@ def test_a_union_that_splits_faithfully_is_still_split(schema: dict[str, Any]) -
 
 
 def test_json_pointers_are_decoded_by_rfc_6901_after_percent_decoding() -> None:
-    from langchain_structx._unions import decode_pointer
+    from langchain_structx._schemas.unions import decode_pointer
 
     assert decode_pointer("#/$defs/a~01") == ["$defs", "a~1"]
     assert decode_pointer("#/a%2Fb/%7E1") == ["a", "b", "/"]
@@ -281,7 +281,7 @@ def test_json_pointers_are_decoded_by_rfc_6901_after_percent_decoding() -> None:
 
 
 def test_many_keeps_a_schema_that_refers_only_into_its_definitions() -> None:
-    from langchain_structx._cli_schema import many
+    from langchain_structx._cli.schema_input import many
 
     wrapped = many(
         {"title": "City", "properties": {"at": {"$ref": "#/$defs/P"}}, "$defs": {"P": {}}}

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from langchain_structx import _guard
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
+from langchain_structx._validation import guard as _guard
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 

@@ -19,8 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from langchain_structx import cli
-from langchain_structx._cli_run import CONTEXT_ERROR, describe
-from langchain_structx._remote import RemoteRunError
+from langchain_structx._cli.batch_run import CONTEXT_ERROR, describe
+from langchain_structx._cli.remote import RemoteRunError
 from langchain_structx.local import ContextWindowError, LocalChatModel, LocalModelError, _model
 
 OVERFLOW = "Requested tokens (9000) exceed context window of 4096"

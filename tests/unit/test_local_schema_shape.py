@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langchain_structx._bounds import schema_shape_problem
 from langchain_structx._clip import MESSAGE_CHARS
+from langchain_structx._validation.bounds import schema_shape_problem
 from langchain_structx.local import GrammarError, LocalChatModel
 from langchain_structx.local._limits import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 from langchain_structx.local._schema_shape import check_shape

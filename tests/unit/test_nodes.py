@@ -12,7 +12,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from langchain_structx._capabilities import FallbackMemory, model_identity
+from langchain_structx._models.capabilities import FallbackMemory, model_identity
 from langchain_structx.errors import MissingOutputError, RouteError, StructuredOutputRetryError
 from langchain_structx.nodes import route_by_kind, structured_output_node
 from langchain_structx.strategies import (

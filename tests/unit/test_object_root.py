@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, RootModel
 
-from langchain_structx._envelope import object_root
+from langchain_structx._request.envelope import object_root
 
 
 class Topic(BaseModel):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_structx._outfile import OutputFileError, replace_when_done, same_file
+from langchain_structx._cli.outfile import OutputFileError, replace_when_done, same_file
 from langchain_structx.errors import UserError
 
 

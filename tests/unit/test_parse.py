@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from langchain_structx._parse import Parsed, Repair, parse_json
+from langchain_structx._parsing.parse import Parsed, Repair, parse_json
 from langchain_structx.errors import JSONParseError, MalformedJSONError, TruncatedJSONError
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from json_growth import values
 
-from langchain_structx._parse import parse_json
+from langchain_structx._parsing.parse import parse_json
 from langchain_structx.errors import JSONParseError
 
 dumps = st.sampled_from([{}, {"indent": 2}, {"ensure_ascii": False}, {"separators": (",", ":")}])

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from json_growth import grows, values
 
-from langchain_structx._partial_json import Buffer, partial_value
+from langchain_structx._parsing.partial_json import Buffer, partial_value
 
 # Streamed structured output is always an object or an array.
 containers = st.one_of(

@@ -7,8 +7,8 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from langchain_structx._plan import build_plan
-from langchain_structx._prompt import render_schema, render_type
+from langchain_structx._request.plan import build_plan
+from langchain_structx._request.prompt import render_schema, render_type
 from langchain_structx.strategies import PromptedStrategy
 
 SINGLE_HEAD = "Answer with only a JSON object, no other text, matching:\n\n"

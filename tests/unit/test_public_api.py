@@ -70,8 +70,9 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 PURE_IMPORT = """
 import sys
 import langchain_structx
-import langchain_structx.dialects, langchain_structx._parse, langchain_structx._schema
-import langchain_structx._validate, langchain_structx.limits, langchain_structx._exceptions
+import langchain_structx.dialects, langchain_structx.limits, langchain_structx._exceptions
+import langchain_structx._parsing.parse, langchain_structx._schemas.normalise
+import langchain_structx._validation.validate
 from langchain_structx import Limits, SchemaError, StructxError
 loaded = sorted(m for m in sys.modules if m == "langchain" or m.startswith("langchain."))
 assert not loaded, loaded
@@ -126,6 +127,8 @@ def test_every_name_in_all_exists(module: str) -> None:
         ("langchain_structx", "TruncatedJSONError", "langchain_structx.errors"),
         ("langchain_structx.middleware", "ToolStrategy", "langchain_structx.strategies"),
         ("langchain_structx.middleware", "AutoStrategy", "langchain_structx.strategies"),
+        ("langchain_structx.graphs", "echo_model", "langchain_structx.testing"),
+        ("langchain_structx.graphs", "offline_extraction_graph", "langchain_structx.testing"),
     ],
 )
 def test_moved_names_still_resolve_with_a_deprecation_warning(

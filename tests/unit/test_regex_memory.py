@@ -22,9 +22,10 @@ import pytest
 import re2
 import regex
 
-from langchain_structx import _regexes
-from langchain_structx._regex_cost import compile_cost
-from langchain_structx._regexes import (
+from langchain_structx._schemas.normalise import normalize
+from langchain_structx._validation import regexes as _regexes
+from langchain_structx._validation.regex_cost import compile_cost
+from langchain_structx._validation.regexes import (
     MAX_PATTERN_COST,
     PATTERN_CACHE_BYTES,
     RE2_LARGE_MAX_MEM,
@@ -33,7 +34,6 @@ from langchain_structx._regexes import (
     compiled,
     is_regex,
 )
-from langchain_structx._schema import normalize
 from langchain_structx.errors import OutputValidationError
 from langchain_structx.limits import DEFAULT_LIMITS
 

@@ -17,7 +17,7 @@ from langchain_structx import (
     ToolStrategy,
     route_by_kind,
 )
-from langchain_structx._plan import LANGCHAIN_RETRY_BOUND, as_strategy, build_plan
+from langchain_structx._request.plan import LANGCHAIN_RETRY_BOUND, as_strategy, build_plan
 from langchain_structx.cli import build_strategy
 from langchain_structx.errors import SchemaError, UserError
 from langchain_structx.strategies import ANSWERING, STRATEGIES

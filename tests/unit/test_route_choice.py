@@ -18,7 +18,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from langchain_structx._capabilities import (
+from langchain_structx._models.capabilities import (
     ROUTE_STRIKES,
     FallbackMemory,
     auto_order,
@@ -26,7 +26,7 @@ from langchain_structx._capabilities import (
     route_broken,
     supported_strategies,
 )
-from langchain_structx._plan import build_plan
+from langchain_structx._request.plan import build_plan
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.strategies import AutoStrategy, ToolStrategy

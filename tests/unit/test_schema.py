@@ -13,7 +13,7 @@ import typing_extensions
 from pydantic import BaseModel, Field
 from pydantic import v1 as pydantic_v1
 
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError, ValidationIssue
 
 

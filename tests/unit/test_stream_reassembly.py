@@ -12,7 +12,7 @@ from langchain_core.messages.tool import tool_call_chunk
 from pydantic import BaseModel
 
 from langchain_structx import PromptedStrategy, ToolStrategy, with_structured_output
-from langchain_structx._stops import stop_reason
+from langchain_structx._engine.stops import stop_reason
 from langchain_structx.errors import TruncatedOutputError
 from langchain_structx.middleware import create_agent
 from langchain_structx.testing import ScriptedChatModel, tool_call

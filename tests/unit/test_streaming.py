@@ -183,7 +183,7 @@ def test_no_partial_value_past_the_reply_limit() -> None:
 
 
 def test_partials_stop_where_the_answer_would_be_refused_unread() -> None:
-    from langchain_structx._plan import build_plan
+    from langchain_structx._request.plan import build_plan
     from langchain_structx.limits import Limits
     from langchain_structx.streaming import PartialTracker
 
@@ -243,7 +243,7 @@ def test_the_message_stream_alone_reads_no_partials(mode, monkeypatch):
     # taken for astream_events: every chunk was read for partials nobody got.
     import asyncio
 
-    from langchain_structx import _partial_json
+    from langchain_structx._parsing import partial_json as _partial_json
 
     reads = []
     real = _partial_json.Buffer.read

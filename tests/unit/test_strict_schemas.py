@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter
 from typing_extensions import TypedDict
 
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError
 from langchain_structx.limits import Limits
 from langchain_structx.middleware import create_agent

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 from langchain_structx import with_structured_output
-from langchain_structx._capabilities import FallbackMemory, client_setup, model_identity
+from langchain_structx._models.capabilities import FallbackMemory, client_setup, model_identity
 from langchain_structx.middleware import StructuredOutputMiddleware, create_agent
 from langchain_structx.nodes import structured_output_node
 from langchain_structx.strategies import AutoStrategy, ToolStrategy

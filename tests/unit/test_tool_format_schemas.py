@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError, SchemaError
 from langchain_structx.runnables import with_structured_output
 from langchain_structx.strategies import PromptedStrategy, ToolStrategy

@@ -17,7 +17,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
-from langchain_structx._schema import normalize
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.errors import OutputValidationError
 from langchain_structx.runnables import with_structured_output
 from langchain_structx.strategies import ToolStrategy

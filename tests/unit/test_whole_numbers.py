@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
-from langchain_structx._coerce import whole_numbers
-from langchain_structx._schema import normalize
+from langchain_structx._parsing.coerce import whole_numbers
+from langchain_structx._schemas.normalise import normalize
 from langchain_structx.runnables import with_structured_output
 from langchain_structx.strategies import PromptedStrategy, ProviderStrategy, ToolStrategy
 from langchain_structx.testing import ScriptedChatModel, tool_call

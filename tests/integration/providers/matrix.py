@@ -21,8 +21,8 @@ from pydantic import BaseModel, TypeAdapter, create_model
 from typing_extensions import TypedDict
 
 from langchain_structx import AutoStrategy, PromptedStrategy, ProviderStrategy, ToolStrategy
-from langchain_structx._envelope import ENVELOPE_DATA, ENVELOPE_KIND
-from langchain_structx._plan import Plan, build_plan
+from langchain_structx._request.envelope import ENVELOPE_DATA, ENVELOPE_KIND
+from langchain_structx._request.plan import Plan, build_plan
 from langchain_structx.dialects import Transformed, transform
 from langchain_structx.errors import DialectError
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from langchain_structx import ProviderStrategy, create_agent
-from langchain_structx._plan import build_plan
+from langchain_structx._request.plan import build_plan
 
 from .clients import PROVIDERS, client, fake
 from .matrix import Answers, Scores, scripted

@@ -13,7 +13,7 @@ from langchain_structx import (
     ProviderStrategy,
     create_agent,
 )
-from langchain_structx._capabilities import is_rejection
+from langchain_structx._models.capabilities import is_rejection
 
 from .wire import Ask, Reply
 from .workers import (
@@ -221,8 +221,8 @@ def test_the_runnable_never_streams_a_structured_call(method: str, via: str, mod
 def test_the_unstreamed_request_has_its_own_cache_of_built_pieces() -> None:
     # It shared its spec's cache, so a binding made for a streamed call on one
     # model could be taken for the unstreamed call on Workers AI, and back.
-    from langchain_structx._plan import CallSpec
-    from langchain_structx._quirks import for_model
+    from langchain_structx._request.plan import CallSpec
+    from langchain_structx._request.quirks import for_model
 
     with FakeWorkersAI(answer) as server:
         model = client(server, "cloudflare")

@@ -1,0 +1,1 @@
+"""What the public faces (middleware, node, runnable) share, below them."""

@@ -1,0 +1,1 @@
+"""What we know of providers and models: capabilities, identity, how they reject a request."""
