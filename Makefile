@@ -36,6 +36,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy tests/typing
 
+## The inner loop: lint, import layers and the unit tests; no model, no servers.
+unit: lint
+	$(BIN)/python -m pytest tests/unit langchain_structx -q -p no:cacheprovider
+
 ## The whole suite: lint, types, unit + integration tests with coverage, compat, docs.
 test: lint typecheck
 	STRUCTX_NO_SKIP=1 $(BIN)/python -m pytest --cov --cov-report=term
