@@ -18,51 +18,26 @@ PACKAGE = Path(langchain_structx.__file__).resolve().parent
 STRATEGY_NAMES = ("tool", "provider", "prompted", "auto")
 
 
+def _reachable(graph: grimp.ImportGraph, start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for child in graph.find_modules_directly_imported_by(todo.pop()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-    for root in sorted(graph.modules):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append(
-                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
-                    )
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+    """The groups of two or more modules that import each other, directly or not."""
+    reach = {module: _reachable(graph, module) for module in graph.modules}
+    groups = {
+        tuple(sorted(m for m in reach[module] if module in reach[m]))
+        for module in reach
+        if module in reach[module]
+    }
+    return sorted(list(group) for group in groups if len(group) > 1)
 
 
 def test_no_import_cycle_among_the_modules() -> None:
