@@ -1,0 +1,413 @@
+"""Large extractions through the providers' own batch APIs, at half the live price.
+
+OpenAI's Batch API and Anthropic's Message Batches take a file of requests and
+answer within a day at half the price of live calls. `submit` sends one
+request per record, each exactly what `with_structured_output` would send for
+it (same strategy, dialect, tools and prompt); the replies are read, repaired
+and validated by the same engine as a live call, and the records whose answer
+failed are asked again, with a live retry's feedback, in a follow-up batch (at
+most `max_retries` times). The job lives in a folder, written as it changes:
+a process that dies is taken up by `resume`, with no batch sent twice and no
+record lost or written twice.
+
+Examples:
+    >>> from langchain_structx.batch import BatchSettings
+    >>> BatchSettings().poll_every
+    10.0
+
+A job, start to end (with a `ChatOpenAI` or `ChatAnthropic` model)::
+
+    job = submit(model, Contact, ["Ada Lovelace, 36", ...], folder="jobs/contacts")
+    summary = job.wait()          # polls with backoff; a bar on a terminal
+    for line in job.results():    # {"id": 1, "output": {...}} or {"id": 2, "error": {...}}
+        ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from langchain_structx import _lcel
+from langchain_structx._batch import Progress, Record, ResultFile, done_ids, parse_record
+from langchain_structx._batch import BatchInputError as BatchInputError
+from langchain_structx._plan import build_plan
+from langchain_structx._provider_batch._job import Job, Outcome
+from langchain_structx._provider_batch._rows import Asker
+from langchain_structx._provider_batch._state import JobFile, JobFolder
+from langchain_structx._provider_batch._wire import BATCH_DISCOUNT, BatchLimits, Provider
+from langchain_structx._provider_batch._wire import ProviderBatchError as ProviderBatchError
+from langchain_structx.errors import UserError
+
+__all__ = (
+    "BATCH_DISCOUNT",
+    "BatchInputError",
+    "BatchJob",
+    "BatchLimits",
+    "BatchSettings",
+    "BatchSummary",
+    "ProviderBatchError",
+    "resume",
+    "submit",
+)
+
+OUTPUT_NAME = "results.jsonl"
+"""The result file of a job, in its folder unless another is given."""
+
+Line = Callable[[Outcome], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchSettings:
+    """How a job polls, retries and sizes its batches.
+
+    Attributes:
+        poll_every: Seconds before the first poll; the wait doubles while nothing changes.
+        poll_max: The longest wait between polls, in seconds.
+        error_retries: Times a request the provider lost (a passing error, an
+            expired batch) is sent again before its record is reported failed.
+        limits: Requests and bytes per batch; None for the provider's own limits.
+    """
+
+    poll_every: float = 10.0
+    poll_max: float = 300.0
+    error_retries: int = 2
+    limits: BatchLimits | None = None
+
+
+@dataclass(slots=True)
+class BatchSummary:
+    """What a job did in this process.
+
+    Attributes:
+        done: Records written with an answer.
+        failed: Records written with an error.
+        skipped: Records an earlier process had already written.
+        input_tokens: Prompt tokens of the written records, every round.
+        output_tokens: Completion tokens of the written records, every round.
+        rounds: Rounds of batches the job ran (the first ask and its re-asks).
+        started: When this process took the job up (monotonic clock).
+    """
+
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    rounds: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def tokens(self) -> int:
+        """Every token of the written records."""
+        return self.input_tokens + self.output_tokens
+
+    def report(self) -> str:
+        """One line on the batch price: its tokens and the discount.
+
+        Examples:
+            >>> BatchSummary(input_tokens=900, output_tokens=100, rounds=2).report()
+            'provider batch: 2 rounds, 900 input + 100 output tokens, billed at 50% of the live price'
+        """
+        return (
+            f"provider batch: {self.rounds} rounds, {self.input_tokens} input + "
+            f"{self.output_tokens} output tokens, billed at "
+            f"{BATCH_DISCOUNT:.0%} of the live price"
+        )
+
+
+class BatchJob:
+    """A provider batch job: poll it, wait for it, cancel it, read its results."""
+
+    def __init__(
+        self,
+        job: Job,
+        output: Path,
+        summary: BatchSummary,
+        sink: ResultFile,
+        settings: BatchSettings,
+    ) -> None:
+        self._job = job
+        self._settings = settings
+        self.folder = job.folder.path
+        """The job's folder."""
+        self.output = output
+        """Where result lines are written, in input order."""
+        self.summary = summary
+        """Counts and tokens of what this process wrote."""
+        self._sink = sink
+
+    @property
+    def finished(self) -> bool:
+        """Whether every record is written."""
+        return self._job.finished
+
+    @property
+    def total(self) -> int:
+        """Records in the job."""
+        return len(self._job.records)
+
+    def step(self) -> bool:
+        """One move: send what is ready, poll the running batches; True when something changed."""
+        moved = self._job.advance()
+        self.summary.rounds = len(self._job.state.rounds) - (0 if self.finished else 1)
+        return moved
+
+    def wait(
+        self, *, progress: bool = True, sleep: Callable[[float], None] = time.sleep
+    ) -> BatchSummary:
+        """Poll until every record is written, waiting longer while nothing changes.
+
+        Args:
+            progress: Show a bar on stderr when it is a terminal.
+            sleep: How to wait between polls.
+        """
+        bar = Progress(self.total, self.summary.skipped) if progress else None
+        wait = self._settings.poll_every
+        written = self._job.cursor
+        try:
+            while not self.finished:
+                moved = self.step()
+                for _ in range(self._job.cursor - written):
+                    if bar is not None:
+                        bar.update(self.summary.failed)
+                written = self._job.cursor
+                if self.finished:
+                    break
+                wait = (
+                    self._settings.poll_every if moved else min(wait * 2, self._settings.poll_max)
+                )
+                sleep(wait)
+        finally:
+            if bar is not None:
+                bar.close()
+        self._sink.close()
+        return self.summary
+
+    def cancel(self) -> None:
+        """Cancel the running batches; records they leave unanswered are written as failed."""
+        self._job.cancel()
+
+    def results(self) -> Iterator[dict[str, Any]]:
+        """The result lines written so far, in input order."""
+        with open(self.output, encoding="utf-8") as file:
+            for line in file:
+                if line.endswith("\n"):
+                    yield json.loads(line)
+
+
+def submit(
+    model: Any,
+    response_format: Any,
+    records: Iterable[str | dict[str, Any]],
+    *,
+    folder: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    system_prompt: str | None = None,
+    settings: BatchSettings | None = None,
+) -> BatchJob:
+    """Start a job: one request per record, sent when the job is first stepped.
+
+    Args:
+        model: A `ChatOpenAI` or `ChatAnthropic` model (bound arguments are kept).
+        response_format: A schema or one of our strategies, as for `with_structured_output`.
+        records: Texts, or `{"id", "text"}` dicts (ids default to the position, from 1).
+        folder: A new folder for the job's state.
+        output: The result file; `results.jsonl` in the folder by default.
+        system_prompt: The system prompt of every record.
+        settings: Polling, retries and batch sizes.
+
+    Raises:
+        UserError: For a model whose provider has no batch API here, or a folder
+            that already holds a job.
+        BatchInputError: For records with the same id.
+    """
+    folder_ = JobFolder(folder)
+    if folder_.exists:
+        raise UserError(f"{folder} already holds a batch job; resume it or choose another folder")
+    rows = as_records(records)
+    opened = _Opened.make(model, response_format, system_prompt, settings)
+    state = JobFile(
+        provider=opened.provider_name, fingerprint=opened.fingerprint, name=uuid.uuid4().hex
+    )
+    folder_.create(state, ({"id": r.id, "text": r.text, "problem": r.problem} for r in rows))
+    return opened.start(folder_, output, written=0)
+
+
+def resume(
+    folder: str | os.PathLike[str],
+    model: Any,
+    response_format: Any,
+    *,
+    output: str | os.PathLike[str] | None = None,
+    system_prompt: str | None = None,
+    settings: BatchSettings | None = None,
+) -> BatchJob:
+    """Take up a job an earlier process started, with the same model, format and prompt.
+
+    Raises:
+        ProviderBatchError: When the folder holds no job, or one started with
+            another model, response format or prompt.
+    """
+    folder_ = JobFolder(folder)
+    if not folder_.exists:
+        raise ProviderBatchError(f"{folder} holds no batch job")
+    opened = _Opened.make(model, response_format, system_prompt, settings)
+    state = folder_.load()
+    if (state.provider, state.fingerprint) != (opened.provider_name, opened.fingerprint):
+        raise ProviderBatchError(
+            f"the batch job in {folder} was started with another model, response format "
+            "or system prompt; resume it with the same ones"
+        )
+    path = Path(output) if output is not None else Path(folder) / OUTPUT_NAME
+    records = [
+        Record(r["id"], n, r["text"], r.get("problem", ""))
+        for n, r in enumerate(folder_.records(), 1)
+    ]
+    finished = done_ids(str(path), records)
+    written = next((n for n, r in enumerate(records) if r.key not in finished), len(records))
+    return opened.start(folder_, output, written=written)
+
+
+def as_records(items: Iterable[str | dict[str, Any]]) -> list[Record]:
+    """Texts or `{"id", "text"}` dicts as batch records, ids checked unique.
+
+    Raises:
+        BatchInputError: When two records share an id.
+
+    Examples:
+        >>> [r.id for r in as_records(["Ada", {"id": "b", "text": "Bob"}])]
+        [1, 'b']
+    """
+    records: list[Record] = []
+    seen: set[str] = set()
+    for number, item in enumerate(items, 1):
+        record = parse_record(json.dumps(item, ensure_ascii=False), number)
+        if record.key in seen:
+            raise BatchInputError(
+                f"batch id {record.id!r} is given twice; each record needs its own id"
+            )
+        seen.add(record.key)
+        records.append(record)
+    return records
+
+
+@dataclass(slots=True)
+class _Opened:
+    """The model, plan and provider of a job, and the fingerprint that ties them to it."""
+
+    asker: Asker
+    provider_for: Callable[[str], Provider]
+    provider_name: str
+    fingerprint: str
+    settings: BatchSettings
+    line: Line | None = None
+
+    @classmethod
+    def make(
+        cls, model: Any, response_format: Any, system: str | None, settings: BatchSettings | None
+    ) -> _Opened:
+        chat, bound = _lcel.unbind(model)
+        plan = build_plan(response_format)
+        name, make = _provider(chat)
+        settings = settings or BatchSettings()
+        limits = settings.limits
+
+        def provider_for(job: str) -> Provider:
+            return make(chat, job, limits) if limits else make(chat, job)
+
+        seen = {
+            "model": getattr(chat, "model_name", None) or getattr(chat, "model", None),
+            "schema": plan.output_schema(),
+            "strategy": type(plan.strategy).__name__,
+            "retries": plan.max_retries,
+            "system": system,
+            "bound": bound.kwargs,
+        }
+        text = json.dumps(seen, sort_keys=True, default=str)
+        fingerprint = hashlib.sha256(text.encode()).hexdigest()[:32]
+        asker = Asker(chat, plan, system, bound)
+        return cls(asker, provider_for, name, fingerprint, settings)
+
+    def start(
+        self, folder: JobFolder, output: str | os.PathLike[str] | None, *, written: int
+    ) -> BatchJob:
+        path = Path(output) if output is not None else folder.path / OUTPUT_NAME
+        sink = ResultFile(path=str(path))
+        summary = BatchSummary(skipped=written)
+        line = self.line or self._default_line
+
+        def write(outcome: Outcome) -> None:
+            sink.write(json.dumps(line(outcome), ensure_ascii=False))
+            _count(summary, outcome)
+
+        state = folder.load()
+        job = Job(
+            folder,
+            self.asker,
+            self.provider_for(state.name),
+            write=write,
+            written=written,
+            error_retries=self.settings.error_retries,
+        )
+        return BatchJob(job, path, summary, sink, self.settings)
+
+    def _default_line(self, outcome: Outcome) -> dict[str, Any]:
+        return default_line(outcome, union=self.asker.plan.schemas.is_union)
+
+
+def default_line(outcome: Outcome, *, union: bool) -> dict[str, Any]:
+    """A result line as `structx extract --batch` writes one (without `--report`)."""
+    record, settled = outcome.record, outcome.settled
+    if settled is None:
+        return {
+            "id": record["id"],
+            "error": {"type": "MissingTextError", "message": record.get("problem", "")},
+        }
+    if settled.error is not None:
+        error = settled.error
+        return {"id": record["id"], "error": {"type": type(error).__name__, "message": str(error)}}
+    assert settled.result is not None
+    value = to_jsonable_python(settled.result.value, fallback=str)
+    if union:
+        value = {"kind": settled.result.variant, "value": value}
+    return {"id": record["id"], "output": value}
+
+
+def _count(summary: BatchSummary, outcome: Outcome) -> None:
+    settled = outcome.settled
+    ok = settled is not None and settled.result is not None
+    summary.done += ok
+    summary.failed += not ok
+    usage: Any = None
+    if settled is not None and settled.result is not None and settled.result.report:
+        usage = settled.result.report.get("usage")
+    elif settled is not None:
+        usage = getattr(settled.error, "usage", None)
+    if isinstance(usage, dict):
+        summary.input_tokens += int(usage.get("input_tokens") or 0)
+        summary.output_tokens += int(usage.get("output_tokens") or 0)
+
+
+def _provider(chat: Any) -> tuple[str, Callable[..., Provider]]:
+    names = {base.__name__ for base in type(chat).__mro__}
+    if "BaseChatOpenAI" in names:
+        from langchain_structx._provider_batch._openai import OpenAIBatches
+
+        return "openai", OpenAIBatches
+    if "ChatAnthropic" in names:
+        from langchain_structx._provider_batch._anthropic import AnthropicBatches
+
+        return "anthropic", AnthropicBatches
+    raise UserError(
+        f"provider batches work with ChatOpenAI and ChatAnthropic models, not {type(chat).__name__}"
+    )
