@@ -194,6 +194,7 @@ class Job:
             self.folder.save(self.state)
             self.hook("submitting")
             part.batch_id = self.provider.create(part.file_id, self._lines(number, part))
+            self.hook("created")
         part.phase = "submitted"
         self.folder.save(self.state)
         self.hook("after-submit")

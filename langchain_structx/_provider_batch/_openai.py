@@ -47,7 +47,7 @@ class OpenAIBatches:
         self.limits = limits
 
     def body(self, model: Any, prompt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The Chat Completions body `ChatOpenAI` builds, never streamed.
+        """The Chat Completions body `ChatOpenAI` builds (`stream` false, as a batch needs).
 
         Raises:
             UserError: For a model set to use the Responses API.
@@ -58,8 +58,9 @@ class OpenAIBatches:
                 "provider batches send Chat Completions requests; build the ChatOpenAI "
                 "model without use_responses_api"
             )
-        payload.pop("stream", None)
-        payload.pop("stream_options", None)
+        if payload.get("stream"):  # a model set to stream: a batch answers whole
+            payload["stream"] = False
+            payload.pop("stream_options", None)
         return payload
 
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:

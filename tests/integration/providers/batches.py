@@ -59,6 +59,15 @@ class BatchPlumbing:
     def route(self, method: str, path: str, headers: Any, raw: bytes) -> Rendered:
         raise NotImplementedError
 
+    def requests_by_record(self) -> list[int]:
+        """The record each model request asked about (its text says `record n`)."""
+        numbers = []
+        for body in self.requests:  # type: ignore[attr-defined]
+            found = re.search(r"record (\d+)", json.dumps(body.get("messages")))
+            if found:
+                numbers.append(int(found[1]))
+        return numbers
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
