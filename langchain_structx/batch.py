@@ -38,8 +38,8 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from langchain_structx import _lcel
-from langchain_structx._batch import Progress, Record, ResultFile, done_ids, parse_record
 from langchain_structx._batch import BatchInputError as BatchInputError
+from langchain_structx._batch import Progress, Record, ResultFile, done_ids, parse_record
 from langchain_structx._plan import build_plan
 from langchain_structx._provider_batch._job import Job, Outcome
 from langchain_structx._provider_batch._rows import Asker
@@ -115,8 +115,8 @@ class BatchSummary:
         """One line on the batch price: its tokens and the discount.
 
         Examples:
-            >>> BatchSummary(input_tokens=900, output_tokens=100, rounds=2).report()
-            'provider batch: 2 rounds, 900 input + 100 output tokens, billed at 50% of the live price'
+            >>> print(BatchSummary(input_tokens=900, output_tokens=100, rounds=2).report())
+            provider batch: 2 rounds, 900 input + 100 output tokens, billed at 50% of the live price
         """
         return (
             f"provider batch: {self.rounds} rounds, {self.input_tokens} input + "
@@ -208,7 +208,7 @@ class BatchJob:
 def submit(
     model: Any,
     response_format: Any,
-    records: Iterable[str | dict[str, Any]],
+    records: Iterable[str | dict[str, Any] | Record],
     *,
     folder: str | os.PathLike[str],
     output: str | os.PathLike[str] | None = None,
@@ -231,16 +231,8 @@ def submit(
             that already holds a job.
         BatchInputError: For records with the same id.
     """
-    folder_ = JobFolder(folder)
-    if folder_.exists:
-        raise UserError(f"{folder} already holds a batch job; resume it or choose another folder")
-    rows = as_records(records)
     opened = _Opened.make(model, response_format, system_prompt, settings)
-    state = JobFile(
-        provider=opened.provider_name, fingerprint=opened.fingerprint, name=uuid.uuid4().hex
-    )
-    folder_.create(state, ({"id": r.id, "text": r.text, "problem": r.problem} for r in rows))
-    return opened.start(folder_, output, written=0)
+    return _start(opened, as_records(records), Path(folder), output)
 
 
 def resume(
@@ -258,27 +250,50 @@ def resume(
         ProviderBatchError: When the folder holds no job, or one started with
             another model, response format or prompt.
     """
-    folder_ = JobFolder(folder)
-    if not folder_.exists:
-        raise ProviderBatchError(f"{folder} holds no batch job")
     opened = _Opened.make(model, response_format, system_prompt, settings)
-    state = folder_.load()
+    return _take_up(opened, Path(folder), output)
+
+
+def _start(
+    opened: _Opened,
+    records: list[Record],
+    folder: Path,
+    output: str | os.PathLike[str] | None,
+) -> BatchJob:
+    """A new job in `folder` for `records`."""
+    job_folder = JobFolder(folder)
+    if job_folder.exists:
+        raise UserError(f"{folder} already holds a batch job; resume it or choose another folder")
+    name = uuid.uuid4().hex
+    state = JobFile(provider=opened.provider_name, fingerprint=opened.fingerprint, name=name)
+    kept = ({"id": r.id, "text": r.text, "problem": r.problem, "line": r.line} for r in records)
+    job_folder.create(state, kept)
+    return opened.start(job_folder, output, written=0)
+
+
+def _take_up(opened: _Opened, folder: Path, output: str | os.PathLike[str] | None) -> BatchJob:
+    """The job in `folder`, from the first record its output lacks."""
+    job_folder = JobFolder(folder)
+    if not job_folder.exists:
+        raise ProviderBatchError(f"{folder} holds no batch job")
+    state = job_folder.load()
     if (state.provider, state.fingerprint) != (opened.provider_name, opened.fingerprint):
         raise ProviderBatchError(
             f"the batch job in {folder} was started with another model, response format "
             "or system prompt; resume it with the same ones"
         )
-    path = Path(output) if output is not None else Path(folder) / OUTPUT_NAME
+    path = Path(output) if output is not None else folder / OUTPUT_NAME
+    kept = job_folder.records()
     records = [
-        Record(r["id"], n, r["text"], r.get("problem", ""))
-        for n, r in enumerate(folder_.records(), 1)
+        Record(r["id"], r.get("line", n), r["text"], r.get("problem", ""))
+        for n, r in enumerate(kept, 1)
     ]
     finished = done_ids(str(path), records)
     written = next((n for n, r in enumerate(records) if r.key not in finished), len(records))
-    return opened.start(folder_, output, written=written)
+    return opened.start(job_folder, output, written=written)
 
 
-def as_records(items: Iterable[str | dict[str, Any]]) -> list[Record]:
+def as_records(items: Iterable[str | dict[str, Any] | Record]) -> list[Record]:
     """Texts or `{"id", "text"}` dicts as batch records, ids checked unique.
 
     Raises:
@@ -291,7 +306,10 @@ def as_records(items: Iterable[str | dict[str, Any]]) -> list[Record]:
     records: list[Record] = []
     seen: set[str] = set()
     for number, item in enumerate(items, 1):
-        record = parse_record(json.dumps(item, ensure_ascii=False), number)
+        if isinstance(item, Record):
+            record = item
+        else:
+            record = parse_record(json.dumps(item, ensure_ascii=False), number)
         if record.key in seen:
             raise BatchInputError(
                 f"batch id {record.id!r} is given twice; each record needs its own id"

@@ -127,7 +127,7 @@ class Job:
             return False
         number = len(self.state.rounds) - 1
         parts = self.state.rounds[number]
-        for k, part in enumerate(parts):
+        for part in parts:
             if part.phase == "new":
                 self._upload(number, part)
             if part.phase in ("uploaded", "submitting"):

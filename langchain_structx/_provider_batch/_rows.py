@@ -117,5 +117,6 @@ class Asker:
         step = row.step
         assert step is not None  # only rows that wait on a step are asked
         binding = _lcel._bound(self.model, self.plan, step.spec, self.bound, None)
-        kwargs = {k: v for k, v in binding.kwargs.items() if k != _TRACE_ONLY}
+        bound: dict[str, Any] = getattr(binding, "kwargs", {})
+        kwargs = {k: v for k, v in bound.items() if k != _TRACE_ONLY}
         return _lcel._prompt(row.messages, step), kwargs

@@ -164,8 +164,7 @@ class FakeOpenAIBatch(BatchPlumbing, FakeOpenAI):
     def _upload(self, kind: str, raw: bytes) -> Rendered:
         form = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {kind}\r\n\r\n".encode() + raw)
         fields = {
-            part.get_param("name", header="content-disposition"): part
-            for part in form.iter_parts()
+            part.get_param("name", header="content-disposition"): part for part in form.iter_parts()
         }
         purpose = fields["purpose"].get_content().strip() if "purpose" in fields else None
         if purpose not in OPENAI_PURPOSES:

@@ -126,8 +126,17 @@ def test_a_killed_job_resumes(provider: str, phase: str, at: int, tmp_path: Path
     folder = tmp_path / "job"
     with fake(provider) as server:
         code = subprocess.run(
-            [sys.executable, "-c", _CHILD, provider, server.url, str(folder), str(COUNT), phase,
-             str(at)],  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                _CHILD,
+                provider,
+                server.url,
+                str(folder),
+                str(COUNT),
+                phase,
+                str(at),
+            ],  # fmt: skip
             cwd=Path(__file__).resolve().parents[3],
             capture_output=True,
             text=True,
