@@ -10,10 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import httpx
 from langchain_core.messages import AIMessage
 
-from langchain_structx._provider_batch._wire import LOST, BatchLimits, Status, error_reply
+from langchain_structx._provider_batch._wire import (
+    LOST,
+    BatchLimits,
+    Status,
+    as_langchain_raises,
+    error_reply,
+    status_error,
+)
 
 LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
 """The Message Batches guide's limits on one batch."""
@@ -106,17 +112,19 @@ class AnthropicBatches:
         return message
 
     def rejection(self, error: dict[str, Any]) -> Exception:
-        """The `anthropic` error a live call would have raised."""
-        status = int(error.get("status") or 400)
-        request = httpx.Request("POST", f"{self.client.base_url}/v1/messages")
-        body = {
-            "type": "error",
-            "error": {"type": error.get("type"), "message": error.get("message")},
-        }
-        made: Exception = self.client._make_status_error(
-            str(error.get("message")), body=body, response=httpx.Response(status, request=request)
-        )
-        return made
+        """The error a live call would have raised: the SDK's, as `ChatAnthropic` converts it."""
+        url = f"{self.client.base_url}/v1/messages"
+        return as_langchain_raises(status_error(self.client, url, error), _classify)
+
+
+def _classify(error: Exception) -> None:
+    """Raise `error` as `ChatAnthropic` raises it."""
+    import anthropic
+    from langchain_anthropic import chat_models
+
+    if isinstance(error, anthropic.BadRequestError):
+        chat_models._handle_anthropic_bad_request(error)
+    chat_models._handle_anthropic_api_error(error)  # type: ignore[arg-type]
 
 
 def _total(batch: Any) -> int:
@@ -130,5 +138,6 @@ def _reply(result: Any) -> dict[str, Any]:
     if result.type == "errored":
         error = result.error.error
         kind = str(error.type)
-        return error_reply(STATUS_OF.get(kind, 500), kind, str(error.message))
+        body = result.error.model_dump(mode="json")
+        return error_reply(STATUS_OF.get(kind, 500), kind, str(error.message), body)
     return error_reply(0, LOST, f"the request was {result.type} before it ran")

@@ -11,7 +11,6 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import httpx
 from langchain_core.messages import AIMessage
 
 from langchain_structx._provider_batch._wire import (
@@ -19,7 +18,9 @@ from langchain_structx._provider_batch._wire import (
     BatchLimits,
     ProviderBatchError,
     Status,
+    as_langchain_raises,
     error_reply,
+    status_error,
 )
 from langchain_structx.errors import UserError
 
@@ -133,14 +134,19 @@ class OpenAIBatches:
         return message
 
     def rejection(self, error: dict[str, Any]) -> Exception:
-        """The `openai` error a live call would have raised."""
-        status = int(error.get("status") or 400)
-        request = httpx.Request("POST", f"{self.client.base_url}chat/completions")
-        body = {"error": {"message": error.get("message"), "type": error.get("type")}}
-        made: Exception = self.client._make_status_error(
-            str(error.get("message")), body=body, response=httpx.Response(status, request=request)
-        )
-        return made
+        """The error a live call would have raised: the SDK's, as `ChatOpenAI` converts it."""
+        url = f"{self.client.base_url}chat/completions"
+        return as_langchain_raises(status_error(self.client, url, error), _classify)
+
+
+def _classify(error: Exception) -> None:
+    """Raise `error` as `ChatOpenAI` raises it (its own classes for a refusal, an overflow)."""
+    import openai
+    from langchain_openai.chat_models import base
+
+    if isinstance(error, openai.BadRequestError):
+        base._handle_openai_bad_request(error)
+    base._handle_openai_api_error(error)  # type: ignore[arg-type]
 
 
 def _reply(line: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -151,9 +157,8 @@ def _reply(line: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if isinstance(response, dict):
         error = (response.get("body") or {}).get("error") or {}
         message = str(error.get("message") or "the request failed")
-        return custom_id, error_reply(
-            int(response.get("status_code") or 500), str(error.get("type")), message
-        )
+        status = int(response.get("status_code") or 500)
+        return custom_id, error_reply(status, str(error.get("type")), message, response.get("body"))
     error = line.get("error") or {}
     code = str(error.get("code") or "")
     kind = LOST if code in _NEVER_RAN else code or "error"

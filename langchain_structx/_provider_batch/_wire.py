@@ -7,8 +7,9 @@ the provider said.
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -109,14 +110,37 @@ class Provider(Protocol):
         ...
 
 
-def error_reply(status: int, kind: str, message: str) -> dict[str, Any]:
-    """A failed request as kept on disk.
+def error_reply(status: int, kind: str, message: str, body: Any = None) -> dict[str, Any]:
+    """A failed request as kept on disk, with the provider's own error `body` if it sent one.
 
     Examples:
         >>> error_reply(500, "server_error", "boom")["error"]["status"]
         500
     """
-    return {"error": {"status": status, "type": kind, "message": message}}
+    return {"error": {"status": status, "type": kind, "message": message, "body": body}}
+
+
+def status_error(client: Any, url: str, error: dict[str, Any]) -> Exception:
+    """The SDK's error for a failed request, made from its status and body as a live one is.
+
+    The SDK is asked for the HTTP library it is built on (httpx, or its
+    successor) through its own client, so the response is one it reads.
+    """
+    http = _http_library(client)
+    body = error.get("body") or {
+        "error": {"type": error.get("type"), "message": error.get("message")}
+    }
+    status = int(error.get("status") or 400)
+    response = http.Response(status, json=body, request=http.Request("POST", url))
+    made: Exception = client._make_status_error_from_response(response)
+    return made
+
+
+def _http_library(client: Any) -> Any:
+    for base in type(client._client).__mro__:
+        if base.__name__ == "Client":
+            return importlib.import_module(base.__module__.partition(".")[0])
+    raise ProviderBatchError("the SDK's HTTP client is not one this version knows")
 
 
 def retried(reply: dict[str, Any]) -> bool:
@@ -128,6 +152,25 @@ def retried(reply: dict[str, Any]) -> bool:
     """
     error = reply.get("error") or {}
     return error.get("type") == LOST or error.get("status") in RETRIED_STATUSES
+
+
+def as_langchain_raises(made: Exception, classify: Callable[[Exception], None]) -> Exception:
+    """`made` as the chat model's client raises it live: `classify` re-raises it, converted.
+
+    Examples:
+        >>> def classify(error: Exception) -> None:
+        ...     raise KeyError(str(error)) from error
+        >>> type(as_langchain_raises(ValueError("x"), classify)).__name__
+        'KeyError'
+    """
+    try:
+        raise made
+    except Exception as error:  # noqa: BLE001 - classified, never lost
+        try:
+            classify(error)
+        except Exception as converted:  # noqa: BLE001 - what a live call would raise
+            return converted
+    return made
 
 
 def split(lines: Sequence[dict[str, Any]], limits: BatchLimits) -> list[list[dict[str, Any]]]:

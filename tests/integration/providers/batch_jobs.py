@@ -83,8 +83,8 @@ class Scripted:
 
 def expire_some(key: str) -> bool:
     """Round-0 requests of records 5, 102, 199, ... expire before they run."""
-    index = int(key.split("-")[1])
-    return key.endswith("-r0") and index % 97 == 5
+    found = re.fullmatch(r"row-(\d+)-r0", key)
+    return found is not None and int(found[1]) % 97 == 5
 
 
 FAKES = {"openai": FakeOpenAIBatch, "anthropic": FakeAnthropicBatch}

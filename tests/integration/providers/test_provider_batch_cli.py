@@ -56,7 +56,10 @@ def test_lines_exit_code_and_summary(
         assert line.get("output") == expected(n) or line["error"]["type"] == (
             "StructuredOutputRetryError"
         )
-    assert lines[-1]["error"] == {"type": "MissingTextError", "message": "line 31: the record's text is empty"}
+    assert lines[-1]["error"] == {
+        "type": "MissingTextError",
+        "message": "line 31: the record's text is empty",
+    }
     err = capsys.readouterr().err
     assert "batch: 29 done, 2 failed, 0 skipped" in err
     assert "billed at 50% of the live price" in err
