@@ -364,9 +364,11 @@ class _Opened:
         summary = BatchSummary(skipped=written)
         line = self.line or self._default_line
 
-        def write(outcome: Outcome) -> None:
-            sink.write(json.dumps(line(outcome), ensure_ascii=False))
-            _count(summary, outcome)
+        def write(outcomes: list[Outcome]) -> None:
+            # One write and one sync for many lines (ResultFile ends the last).
+            sink.write("\n".join(json.dumps(line(o), ensure_ascii=False) for o in outcomes))
+            for outcome in outcomes:
+                _count(summary, outcome)
 
         state = folder.load()
         job = Job(

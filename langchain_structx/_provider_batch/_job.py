@@ -54,7 +54,11 @@ class Outcome:
     settled: Settled | None
 
 
-Writer = Callable[[Outcome], None]
+Writer = Callable[[list[Outcome]], None]
+"""Writes settled records, in input order, and makes them durable."""
+
+WRITE_CHUNK = 256
+"""Result lines written (and synced) at once."""
 
 
 def custom_id(index: int, round_: int) -> str:
@@ -246,15 +250,29 @@ class Job:
                 )
 
     def _flush(self) -> None:
-        while self.cursor < len(self.records):
-            index = self.cursor
+        """Write the settled records that follow the written ones, a chunk per write.
+
+        A chunk is written and synced in one go: a kill inside one leaves whole
+        lines and at most one cut line, which a resume cuts off and writes again
+        (the replies it came from are kept).
+        """
+        chunk: list[Outcome] = []
+        while self.cursor + len(chunk) < len(self.records):
+            index = self.cursor + len(chunk)
             row = self.rows.get(index)
             if row is not None and row.settled is None:
-                return
-            settled = row.settled if row is not None else None
-            self.write(Outcome(index, self.records[index], settled))
-            self.cursor += 1
-            self.hook("writing")
+                break
+            chunk.append(Outcome(index, self.records[index], row.settled if row else None))
+            if len(chunk) == WRITE_CHUNK:
+                self._write(chunk)
+                chunk = []
+        if chunk:
+            self._write(chunk)
+
+    def _write(self, chunk: list[Outcome]) -> None:
+        self.write(chunk)
+        self.cursor += len(chunk)
+        self.hook("writing")
 
     def _next_round(self) -> None:
         self._flush()

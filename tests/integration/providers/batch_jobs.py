@@ -59,8 +59,9 @@ def expected(n: int) -> dict[str, Any] | None:
 class Scripted:
     """The deterministic model behind both fakes (thread-safe: the fakes serve on threads)."""
 
-    def __init__(self, *, transient: bool = True) -> None:
+    def __init__(self, *, transient: bool = True, faulty: bool = True) -> None:
         self.transient = transient
+        self.faulty = faulty
         self.asked: Counter[int] = Counter()
         self._lock = threading.Lock()
 
@@ -72,9 +73,9 @@ class Scripted:
         if self.transient and n % 50 == 11 and first:
             return Reply(reject=(500, "The server had an error while processing your request."))
         value: dict[str, Any] = {"name": f"P{n}", "age": n}
-        if n % 10 == 3 and feedback_turns(ask) == 0:
+        if self.faulty and n % 10 == 3 and feedback_turns(ask) == 0:
             value = {"name": f"P{n}"}
-        if n % 100 == 7:
+        if self.faulty and n % 100 == 7:
             value = {"name": f"P{n}", "age": "unknown"}
         if ask.kind == "tool":
             return Reply(calls=((ask.forced or next(iter(ask.tools)), value),))

@@ -114,7 +114,7 @@ PHASES = [
     ("after-submit", 1),
     ("polling", 2),
     ("collected", 1),
-    ("writing", 300),
+    ("writing", 2),
     ("before-upload", 2),
 ]
 
