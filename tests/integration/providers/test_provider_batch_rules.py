@@ -134,7 +134,8 @@ def test_cancel_fails_the_unanswered_records(provider: str, tmp_path: Path) -> N
     assert "cancelled" in lines[0]["error"]["message"]
 
 
-def test_refused_requests_end_as_a_live_call_ends(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_refused_requests_end_as_a_live_call_ends(provider: str, tmp_path: Path) -> None:
     from langchain_structx.runnables import with_structured_output
 
     from .wire import Reply
@@ -142,9 +143,9 @@ def test_refused_requests_end_as_a_live_call_ends(tmp_path: Path) -> None:
     def refusing(ask: object) -> Reply:
         return Reply(reject=(400, "Invalid parameter: messages"))
 
-    with fake("openai", refusing) as server:
-        lines = finish(start("openai", server.url, tmp_path / "job", 2))
-        live = with_structured_output(client("openai", server), strategy())
+    with fake(provider, refusing) as server:
+        lines = finish(start(provider, server.url, tmp_path / "job", 2))
+        live = with_structured_output(client(provider, server), strategy())
         with pytest.raises(Exception) as raised:  # noqa: PT011 - compared with the batch's
             live.invoke([("system", SYSTEM), ("user", texts(1)[0])])
     assert lines[0]["error"]["type"] == type(raised.value).__name__
