@@ -31,11 +31,9 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic_core import to_jsonable_python
 
 from langchain_structx import _lcel
 from langchain_structx._batch import BatchInputError as BatchInputError
@@ -44,7 +42,13 @@ from langchain_structx._plan import build_plan
 from langchain_structx._provider_batch._job import Job, Outcome
 from langchain_structx._provider_batch._rows import Asker
 from langchain_structx._provider_batch._state import JobFile, JobFolder
-from langchain_structx._provider_batch._wire import BATCH_DISCOUNT, BatchLimits, Provider
+from langchain_structx._provider_batch._summary import BatchSummary, count, default_line
+from langchain_structx._provider_batch._wire import (
+    BATCH_DISCOUNT,
+    BatchLimits,
+    Provider,
+    provider_of,
+)
 from langchain_structx._provider_batch._wire import ProviderBatchError as ProviderBatchError
 from langchain_structx.errors import UserError
 
@@ -82,47 +86,6 @@ class BatchSettings:
     poll_max: float = 300.0
     error_retries: int = 2
     limits: BatchLimits | None = None
-
-
-@dataclass(slots=True)
-class BatchSummary:
-    """What a job did in this process.
-
-    Attributes:
-        done: Records written with an answer.
-        failed: Records written with an error.
-        skipped: Records an earlier process had already written.
-        input_tokens: Prompt tokens of the written records, every round.
-        output_tokens: Completion tokens of the written records, every round.
-        rounds: Rounds of batches the job ran (the first ask and its re-asks).
-        started: When this process took the job up (monotonic clock).
-    """
-
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    rounds: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def tokens(self) -> int:
-        """Every token of the written records."""
-        return self.input_tokens + self.output_tokens
-
-    def report(self) -> str:
-        """One line on the batch price: its tokens and the discount.
-
-        Examples:
-            >>> print(BatchSummary(input_tokens=900, output_tokens=100, rounds=2).report())
-            provider batch: 2 rounds, 900 input + 100 output tokens, billed at 50% of the live price
-        """
-        return (
-            f"provider batch: {self.rounds} rounds, {self.input_tokens} input + "
-            f"{self.output_tokens} output tokens, billed at "
-            f"{BATCH_DISCOUNT:.0%} of the live price"
-        )
 
 
 class BatchJob:
@@ -336,7 +299,7 @@ class _Opened:
     ) -> _Opened:
         chat, bound = _lcel.unbind(model)
         plan = build_plan(response_format)
-        name, make = _provider(chat)
+        name, make = provider_of(chat)
         settings = settings or BatchSettings()
         limits = settings.limits
 
@@ -368,7 +331,7 @@ class _Opened:
             # One write and one sync for many lines (ResultFile ends the last).
             sink.write("\n".join(json.dumps(line(o), ensure_ascii=False) for o in outcomes))
             for outcome in outcomes:
-                _count(summary, outcome)
+                count(summary, outcome)
 
         state = folder.load()
         job = Job(
@@ -383,51 +346,3 @@ class _Opened:
 
     def _default_line(self, outcome: Outcome) -> dict[str, Any]:
         return default_line(outcome, union=self.asker.plan.schemas.is_union)
-
-
-def default_line(outcome: Outcome, *, union: bool) -> dict[str, Any]:
-    """A result line as `structx extract --batch` writes one (without `--report`)."""
-    record, settled = outcome.record, outcome.settled
-    if settled is None:
-        return {
-            "id": record["id"],
-            "error": {"type": "MissingTextError", "message": record.get("problem", "")},
-        }
-    if settled.error is not None:
-        error = settled.error
-        return {"id": record["id"], "error": {"type": type(error).__name__, "message": str(error)}}
-    assert settled.result is not None
-    value = to_jsonable_python(settled.result.value, fallback=str)
-    if union:
-        value = {"kind": settled.result.variant, "value": value}
-    return {"id": record["id"], "output": value}
-
-
-def _count(summary: BatchSummary, outcome: Outcome) -> None:
-    settled = outcome.settled
-    ok = settled is not None and settled.result is not None
-    summary.done += ok
-    summary.failed += not ok
-    usage: Any = None
-    if settled is not None and settled.result is not None and settled.result.report:
-        usage = settled.result.report.get("usage")
-    elif settled is not None:
-        usage = getattr(settled.error, "usage", None)
-    if isinstance(usage, dict):
-        summary.input_tokens += int(usage.get("input_tokens") or 0)
-        summary.output_tokens += int(usage.get("output_tokens") or 0)
-
-
-def _provider(chat: Any) -> tuple[str, Callable[..., Provider]]:
-    names = {base.__name__ for base in type(chat).__mro__}
-    if "BaseChatOpenAI" in names:
-        from langchain_structx._provider_batch._openai import OpenAIBatches
-
-        return "openai", OpenAIBatches
-    if "ChatAnthropic" in names:
-        from langchain_structx._provider_batch._anthropic import AnthropicBatches
-
-        return "anthropic", AnthropicBatches
-    raise UserError(
-        f"provider batches work with ChatOpenAI and ChatAnthropic models, not {type(chat).__name__}"
-    )

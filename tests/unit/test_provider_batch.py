@@ -51,8 +51,8 @@ def test_a_broken_or_foreign_job_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "job.json").write_text("{not json")
     with pytest.raises(ProviderBatchError, match="cannot read the batch job"):
         folder.load()
-    (tmp_path / "job.json").write_text(json.dumps(
-        {"provider": "openai", "fingerprint": "f", "name": "n", "rounds": [], "version": 99}))  # fmt: skip
+    foreign = {"provider": "openai", "fingerprint": "f", "name": "n", "rounds": [], "version": 99}
+    (tmp_path / "job.json").write_text(json.dumps(foreign))
     with pytest.raises(ProviderBatchError, match="version 99"):
         folder.load()
     with pytest.raises(ProviderBatchError, match="cannot read"):
