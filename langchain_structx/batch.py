@@ -134,22 +134,20 @@ class BatchJob:
             progress: Show a bar on stderr when it is a terminal.
             sleep: How to wait between polls.
         """
-        bar = Progress(self.total, self.summary.skipped) if progress else None
+        bar = Progress(self.total, self._job.cursor) if progress else None
         wait = self._settings.poll_every
         written = self._job.cursor
         try:
             while not self.finished:
                 moved = self.step()
-                for _ in range(self._job.cursor - written):
-                    if bar is not None:
-                        bar.update(self.summary.failed)
+                for _ in range(self._job.cursor - written) if bar is not None else ():
+                    bar.update(self.summary.failed)
                 written = self._job.cursor
                 if self.finished:
                     break
-                wait = (
-                    self._settings.poll_every if moved else min(wait * 2, self._settings.poll_max)
-                )
+                wait = self._settings.poll_every if moved else wait
                 sleep(wait)
+                wait = min(wait * 2, self._settings.poll_max)
         finally:
             if bar is not None:
                 bar.close()

@@ -28,7 +28,6 @@ from langchain_structx._provider_batch._wire import (
     LOST,
     Provider,
     ProviderBatchError,
-    Status,
     error_reply,
     jsonl,
     retried,
@@ -147,13 +146,6 @@ class Job:
             return True
         return moved
 
-    def status(self) -> list[Status]:
-        """The state of the current round's running batches."""
-        parts = self.state.rounds[-1] if self.state.rounds else []
-        return [
-            self.provider.status(p.batch_id) for p in parts if p.batch_id and p.phase == "submitted"
-        ]
-
     def cancel(self) -> None:
         """Cancel the current round's remote batches; their unanswered records then fail."""
         self.state.cancelled = True
@@ -161,11 +153,6 @@ class Job:
         for part in self.state.rounds[-1] if self.state.rounds else []:
             if part.batch_id and part.phase == "submitted":
                 self.provider.cancel(part.batch_id)
-
-    def settled_count(self) -> int:
-        """Records settled so far (written or not)."""
-        waiting = sum(1 for row in self.rows.values() if row.settled is None)
-        return len(self.records) - waiting
 
     # -- phases ------------------------------------------------------------------
 

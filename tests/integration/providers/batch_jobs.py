@@ -106,7 +106,7 @@ SETTINGS = BatchSettings(poll_every=0.0, poll_max=0.0)
 
 def start(provider: str, url: str, folder: Path, count: int, **settings: Any) -> BatchJob:
     chat = client(provider, _Server(url))
-    made = BatchSettings(poll_every=0.0, poll_max=0.0, **settings)
+    made = BatchSettings(**{"poll_every": 0.0, "poll_max": 0.0, **settings})
     return submit(
         chat, strategy(), texts(count), folder=folder, system_prompt=SYSTEM, settings=made
     )
@@ -114,7 +114,7 @@ def start(provider: str, url: str, folder: Path, count: int, **settings: Any) ->
 
 def take_up(provider: str, url: str, folder: Path, **settings: Any) -> BatchJob:
     chat = client(provider, _Server(url))
-    made = BatchSettings(poll_every=0.0, poll_max=0.0, **settings)
+    made = BatchSettings(**{"poll_every": 0.0, "poll_max": 0.0, **settings})
     return resume(folder, chat, strategy(), system_prompt=SYSTEM, settings=made)
 
 

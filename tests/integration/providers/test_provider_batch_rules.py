@@ -161,3 +161,23 @@ def test_models_without_a_batch_api_here_are_refused(tmp_path: Path) -> None:
         chat = client("openai", server, use_responses_api=True)
         with pytest.raises(UserError, match="use_responses_api"):
             submit(chat, strategy(), ["record 1"], folder=tmp_path / "b", settings=SETTINGS)
+
+
+def test_requests_lost_again_and_again_are_reported(tmp_path: Path) -> None:
+    with fake("anthropic") as server:
+        server.expire = lambda key: True  # every request expires, every round
+        lines = finish(start("anthropic", server.url, tmp_path / "job", 3, error_retries=1))
+        created = len(server.created)
+    assert created == 2  # the first ask and one resend
+    assert [line["error"]["type"] for line in lines] == ["ProviderBatchError"] * 3
+    assert "failed the request 2 times" in lines[0]["error"]["message"]
+
+
+def test_the_wait_between_polls_grows_while_nothing_changes(tmp_path: Path) -> None:
+    waits: list[float] = []
+    with fake("openai") as server:
+        server.running_polls = 5
+        job = start("openai", server.url, tmp_path / "job", 2, poll_every=1.0, poll_max=4.0)
+        job.wait(progress=False, sleep=waits.append)
+    assert waits[:4] == [1.0, 2.0, 4.0, 4.0]
+    assert max(waits) == 4.0
