@@ -140,8 +140,9 @@ class BatchJob:
         try:
             while not self.finished:
                 moved = self.step()
-                for _ in range(self._job.cursor - written) if bar is not None else ():
-                    bar.update(self.summary.failed)
+                if bar is not None:
+                    for _ in range(self._job.cursor - written):
+                        bar.update(self.summary.failed)
                 written = self._job.cursor
                 if self.finished:
                     break
