@@ -111,3 +111,32 @@ def test_overwrite_starts_again_and_mistakes_are_one_line(
              "--output", str(tmp_path / "o2.jsonl")]  # fmt: skip
     assert cli.main(local) == cli.EXIT_USAGE
     assert "openai: or anthropic:" in capsys.readouterr().err
+
+
+class _Terminal:
+    def isatty(self) -> bool:
+        return True
+
+
+def test_ctrl_c_at_a_terminal_can_cancel_the_remote_batch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch, output = _inputs(tmp_path, 6), tmp_path / "out.jsonl"
+    real = _job.Job._collect_if_ended
+
+    def interrupted(self: _job.Job, *args: object) -> bool:
+        raise KeyboardInterrupt
+
+    with fake("anthropic") as server:
+        monkeypatch.setattr(_job.Job, "_collect_if_ended", interrupted)
+        monkeypatch.setattr("sys.stdin", _Terminal())
+        monkeypatch.setattr("builtins.input", lambda prompt: "y")
+        code = cli.main(_argv("anthropic", server.url, batch, output))
+        assert code == cli.EXIT_INTERRUPTED
+        assert "cancelling" in capsys.readouterr().err
+        monkeypatch.setattr(_job.Job, "_collect_if_ended", real)
+        assert cli.main(_argv("anthropic", server.url, batch, output, "--resume")) == 4
+        assert server.batches[server.created[0]].status == "ended"
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(lines) == 7
+    assert all("cancelled" in line["error"]["message"] for line in lines[:6])
