@@ -20,6 +20,7 @@ from langchain_structx._provider_batch._wire import (
     error_reply,
     status_error,
 )
+from langchain_structx.errors import UserError
 
 LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
 """The Message Batches guide's limits on one batch."""
@@ -51,8 +52,18 @@ class AnthropicBatches:
         self.limits = limits
 
     def body(self, model: Any, prompt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The Messages body `ChatAnthropic` builds, never streamed."""
+        """The Messages body `ChatAnthropic` builds, never streamed.
+
+        Raises:
+            UserError: For a request that needs beta features (`betas`), which
+                go through the beta batch API, not supported here yet.
+        """
         payload: dict[str, Any] = model._get_request_payload(prompt, **kwargs)
+        if payload.get("betas"):
+            raise UserError(
+                "provider batches do not send Anthropic beta features yet; build the "
+                f"ChatAnthropic model without betas ({', '.join(payload['betas'])})"
+            )
         payload.pop("stream", None)
         return payload
 

@@ -157,6 +157,10 @@ def test_models_without_a_batch_api_here_are_refused(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="ChatOpenAI and ChatAnthropic"):
         submit(ScriptedChatModel(responses=[]), strategy(), ["x"], folder=tmp_path / "a")
+    with fake("anthropic") as server:
+        chat = client("anthropic", server, betas=["context-management-2025-06-27"])
+        with pytest.raises(UserError, match="beta features"):
+            submit(chat, strategy(), ["record 1"], folder=tmp_path / "c", settings=SETTINGS)
     with fake("openai") as server:
         chat = client("openai", server, use_responses_api=True)
         with pytest.raises(UserError, match="use_responses_api"):
