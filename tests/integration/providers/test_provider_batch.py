@@ -7,6 +7,7 @@ twice; re-asks stay within `max_retries`; no request breaks a rule.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -39,8 +40,6 @@ COUNT = 1000
 
 
 def _batches_per_round(folder: Path) -> int:
-    import json
-
     rounds = json.loads((folder / "job.json").read_text())["rounds"]
     return sum(len(parts) for parts in rounds)
 
@@ -103,8 +102,6 @@ def test_the_batch_gives_what_a_live_run_gives(provider: str, tmp_path: Path) ->
 
 
 def _key(body: dict) -> str:
-    import json
-
     return json.dumps(body, sort_keys=True)
 
 
@@ -143,6 +140,12 @@ def test_a_killed_job_resumes(provider: str, phase: str, at: int, tmp_path: Path
             timeout=600,
         )
         assert code.returncode == -9, code.stderr[-2000:]
+        if phase == "writing":
+            written = (folder / "results.jsonl").read_text().splitlines()
+            assert 0 < len(written) < COUNT
+            # A write the kill cut in the middle: the resume cuts it off and writes it again.
+            with open(folder / "results.jsonl", "a") as out:
+                out.write(json.dumps({"id": len(written) + 1, "output": {"name": "P"}})[:20])
         lines = finish(take_up(provider, server.url, folder))
         assert server.violations == []
         created = len(server.created)
