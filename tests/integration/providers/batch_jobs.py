@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from langchain_structx import AutoStrategy
 from langchain_structx.batch import BatchJob, BatchSettings, resume, submit
 
-from .batches import FakeAnthropicBatch, FakeOpenAIBatch
+from .batches import FakeOpenAIBatch
 from .clients import client
+from .message_batches import FakeAnthropicBatch
 from .wire import Ask, Reply
 
 MAX_RETRIES = 2
