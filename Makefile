@@ -53,7 +53,7 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
-	for f in parse agent_overhead noisy_outputs streaming dialects providers hostile hostile_schemas scale local_model openai_compatible batch; do \
+	for f in parse agent_overhead noisy_outputs streaming dialects providers hostile hostile_schemas scale local_model openai_compatible batch provider_batch; do \
 	  $(BIN)/python benchmarks/$$f.py || exit 1; done
 	$(BIN)/python benchmarks/render_page.py
 

@@ -197,6 +197,18 @@ ABOUT: dict[str, tuple[str, str]] = {
         "under a load of 2 to 3 reached 43%, as competing processes slow the items more "
         "than the short decode-speed samples.",
     ),
+    "provider_batch": (
+        "PYTHONPATH=. python benchmarks/provider_batch.py",
+        "1,000 records settled through the fake OpenAI Batch and Anthropic Message Batches "
+        "servers of the test suite (`langchain_structx.batch`: requests built, one batch "
+        "sent, polled, every reply parsed and validated, lines written, the job kept on "
+        "disk), beside stock LangChain's live `with_structured_output(...).batch(...)` with "
+        "eight requests in flight against the same fake's live endpoint. The fake ends a "
+        "batch on its first poll, so the provider's turnaround (minutes to hours) is left "
+        "out: these are the client side's costs. `engine_ms_per_record` is our time per "
+        "record with the fake's own answering time taken off. See "
+        "[Provider batches](batch.md).",
+    ),
 }
 
 INTRO = """# Benchmarks

@@ -118,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--concurrency", type=int, default=1, help="batch records (or server runs) in flight")
     add("--server", help="a LangGraph Server URL: batch records become its runs")
     add("--graph", default="extract", help="the server's extraction graph")
+    add(
+        "--via",
+        choices=("agent", "provider-batch"),
+        default="agent",
+        help="provider-batch: send --batch through the provider's batch API (OpenAI, "
+        "Anthropic): half the price, results within a day; the job is kept beside --output",
+    )
     return parser
 
 
@@ -293,6 +300,10 @@ def _check_batch_args(args: argparse.Namespace) -> None:
 
 def _extract(args: argparse.Namespace) -> int:
     _check_args(args)
+    if args.via == "provider-batch":
+        from langchain_structx._provider_batch import _cli
+
+        return _cli.run(args)
     if args.batch:
         return _cli_run.run_batch(args, Extractor)
     text = _read_text(args)
