@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_structx import _lcel
-from langchain_structx._batch import BatchInputError as BatchInputError
-from langchain_structx._batch import Progress, Record, ResultFile, done_ids, parse_record
-from langchain_structx._plan import build_plan
+from langchain_structx._cli.records import BatchInputError as BatchInputError
+from langchain_structx._cli.records import Progress, Record, ResultFile, done_ids, parse_record
+from langchain_structx._faces import lcel as _lcel
 from langchain_structx._provider_batch._job import Job, Outcome
+from langchain_structx._provider_batch._providers import provider_of
 from langchain_structx._provider_batch._rows import Asker
 from langchain_structx._provider_batch._state import JobFile, JobFolder
 from langchain_structx._provider_batch._summary import BatchSummary, count, default_line
@@ -47,9 +47,9 @@ from langchain_structx._provider_batch._wire import (
     BATCH_DISCOUNT,
     BatchLimits,
     Provider,
-    provider_of,
 )
 from langchain_structx._provider_batch._wire import ProviderBatchError as ProviderBatchError
+from langchain_structx._request.plan import build_plan
 from langchain_structx.errors import UserError
 
 __all__ = (

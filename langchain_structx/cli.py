@@ -157,17 +157,19 @@ def _schemas(args: argparse.Namespace) -> tuple[list[Any], bool]:
 class Extractor:
     """One configured agent (or server graph), run on many texts."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, *, agent: bool = True) -> None:
         schemas, self.union = _schemas(args)
         self.report = bool(args.report)
         self.many = bool(args.many)
-        strategy = build_strategy(schemas, args.strategy, args.max_retries)
+        self.strategy = build_strategy(schemas, args.strategy, args.max_retries)
         self.remote = _remote_extractor(args, schemas) if args.server else None
         if self.remote is not None:
             return
-        self.agent: Any = create_agent(
-            load_model(_model_spec(args)), response_format=strategy, system_prompt=args.system
-        )
+        self.model = load_model(_model_spec(args))
+        if agent:  # a provider batch sends the requests itself
+            self.agent: Any = create_agent(
+                self.model, response_format=self.strategy, system_prompt=args.system
+            )
 
     def result(self, state: dict[str, Any]) -> Any:
         """What to print for a final state."""
@@ -301,9 +303,9 @@ def _check_batch_args(args: argparse.Namespace) -> None:
 def _extract(args: argparse.Namespace) -> int:
     _check_args(args)
     if args.via == "provider-batch":
-        from langchain_structx._provider_batch import _cli
+        from langchain_structx._cli import provider_batch
 
-        return _cli.run(args)
+        return provider_batch.run(args, lambda: Extractor(args, agent=False))
     if args.batch:
         return _cli_run.run_batch(args, Extractor)
     text = _read_text(args)

@@ -18,10 +18,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langchain_structx import _drive, _engine, _lcel
-from langchain_structx._plan import Plan
+from langchain_structx._engine import drive as _drive
+from langchain_structx._engine import loop as _engine
+from langchain_structx._engine.run import CallModel, RunResult, Step
+from langchain_structx._faces import lcel as _lcel
+from langchain_structx._request.plan import Plan
 
-Loop = Generator[_engine.Step, Any, _engine.RunResult]
+Loop = Generator[Step, Any, RunResult]
 
 _TRACE_ONLY = "ls_structured_output_format"
 """A binding argument LangChain reads for tracing and never sends."""
@@ -31,7 +34,7 @@ _TRACE_ONLY = "ls_structured_output_format"
 class Settled:
     """How a record ended: the run's result, or the error the loop raised."""
 
-    result: _engine.RunResult | None = None
+    result: RunResult | None = None
     error: Exception | None = None
 
 
@@ -44,7 +47,7 @@ class Row:
         self.index = index
         self.messages = messages
         self.loop = loop
-        self.step: _engine.CallModel | None = None
+        self.step: CallModel | None = None
         self.settled: Settled | None = None
         self.replies = 0
         """Model replies sent into the loop (each one an attempt or a rejection)."""
@@ -77,7 +80,7 @@ class Row:
             if done:
                 self.step, self.settled = None, Settled(result=step)
                 return
-            if isinstance(step, _engine.CallModel):
+            if isinstance(step, CallModel):
                 self.step = step
                 return
             send, error = None, None

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import AIMessage
 
-from langchain_structx._exceptions import StructxError, UserError
+from langchain_structx._exceptions import StructxError
 
 BATCH_DISCOUNT = 0.5
 """What both providers take off the live price of a batched request."""
@@ -203,23 +203,3 @@ def split(lines: Sequence[dict[str, Any]], limits: BatchLimits) -> list[list[dic
 def jsonl(lines: Sequence[dict[str, Any]]) -> bytes:
     """Requests as a JSONL file."""
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
-
-
-def provider_of(chat: Any) -> tuple[str, Callable[..., Provider]]:
-    """The name and batch API of a chat model's provider.
-
-    Raises:
-        UserError: For a model whose provider has no batch API here.
-    """
-    names = {base.__name__ for base in type(chat).__mro__}
-    if "BaseChatOpenAI" in names:
-        from langchain_structx._provider_batch._openai import OpenAIBatches
-
-        return "openai", OpenAIBatches
-    if "ChatAnthropic" in names:
-        from langchain_structx._provider_batch._anthropic import AnthropicBatches
-
-        return "anthropic", AnthropicBatches
-    raise UserError(
-        f"provider batches work with ChatOpenAI and ChatAnthropic models, not {type(chat).__name__}"
-    )

@@ -10,8 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from langchain_structx import ToolStrategy
-from langchain_structx._batch import BatchInputError, Record
-from langchain_structx._plan import build_plan
+from langchain_structx._cli.records import BatchInputError, Record
 from langchain_structx._provider_batch._job import Outcome
 from langchain_structx._provider_batch._rows import Asker, Settled
 from langchain_structx._provider_batch._state import JobFile, JobFolder, Part
@@ -23,6 +22,7 @@ from langchain_structx._provider_batch._wire import (
     retried,
     split,
 )
+from langchain_structx._request.plan import build_plan
 from langchain_structx.batch import BatchSummary, as_records, default_line
 from langchain_structx.errors import StructuredOutputRetryError
 from langchain_structx.testing import ScriptedChatModel, tool_call

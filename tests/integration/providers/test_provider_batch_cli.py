@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from langchain_structx import cli
-from langchain_structx._provider_batch import _cli, _job
+from langchain_structx._cli import provider_batch as _cli
+from langchain_structx._provider_batch import _job
 from langchain_structx.batch import BatchSettings
 
 from .batch_jobs import expected, fake, texts

@@ -13,14 +13,15 @@ import argparse
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_structx import _cli_base as exits
 from langchain_structx import batch
-from langchain_structx._batch import Record, Tally, done_ids, read_records
-from langchain_structx._cli_base import CliError, to_json
-from langchain_structx._cli_run import MISSING_TEXT, describe
+from langchain_structx._cli import exits
+from langchain_structx._cli.batch_run import MISSING_TEXT, describe
+from langchain_structx._cli.exits import CliError, to_json
+from langchain_structx._cli.records import Record, Tally, done_ids, read_records
 from langchain_structx._provider_batch._job import Outcome
 from langchain_structx._provider_batch._state import JobFolder
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
@@ -31,10 +32,14 @@ SETTINGS = batch.BatchSettings(poll_every=5.0, poll_max=120.0)
 """How the command polls: often at first, as a batch of a few records may end in minutes."""
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run `args.batch` as a provider batch job; returns the exit code."""
-    from langchain_structx import cli
+def run(args: argparse.Namespace, extractor_for: Callable[[], Any]) -> int:
+    """Run `args.batch` as a provider batch job; returns the exit code.
 
+    Args:
+        args: The command's options.
+        extractor_for: Builds the command's extractor without its agent (it
+            shapes each result line as a live batch does, and loads the model).
+    """
     _check(args)
     records = read_records(args.batch)
     if not records:
@@ -42,12 +47,8 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.output + JOB_SUFFIX)
     output = Path(args.output)
     fresh = _prepare(args, folder, output)
-    extractor = cli.Extractor.__new__(cli.Extractor)
-    schemas, extractor.union = cli._schemas(args)
-    extractor.many, extractor.report, extractor.remote = bool(args.many), bool(args.report), None
-    strategy = cli.build_strategy(schemas, args.strategy, args.max_retries)
-    model = cli.load_model(cli._model_spec(args))
-    opened = batch._Opened.make(model, strategy, args.system, SETTINGS)
+    extractor = extractor_for()
+    opened = batch._Opened.make(extractor.model, extractor.strategy, args.system, SETTINGS)
     opened.line = lambda outcome: _line(extractor, outcome)
     job = _open(opened, folder, output, records, fresh)
     return _wait(job, len(records))
