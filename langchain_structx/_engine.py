@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata, add_usage
 
 from langchain_structx import _capabilities as caps
-from langchain_structx import _decide, _fallback, _feedback
+from langchain_structx import _constraints, _decide, _fallback, _feedback
 from langchain_structx._clip import clip
 from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import interpret
@@ -188,6 +188,20 @@ class _Run:
         )
 
 
+def _spec(
+    plan: Plan, route: _decide.Route, strategy: StrategyName, progress: Progress, engine: Any
+) -> CallSpec:
+    """What `strategy` sends: on a known engine's provider route, the engine's own field."""
+    if engine is not None and strategy == "provider":
+        return _constraints.spec(plan, engine, route.model)
+    return route.spec(
+        plan,
+        strategy,
+        json_mode=not progress.get("without_json_mode", False),
+        unforced=progress.get("unforced", False),
+    )
+
+
 def attempt_loop(
     plan: Plan,
     *,
@@ -238,16 +252,12 @@ def attempt_loop(
     progress["retry"] = False
     _fallback.recall_settings(plan, progress, memory, model)
     run = _Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
-    order = _fallback.initial_order(plan, route, memory, tools, progress)
+    engine = yield from _constraints.engine_for(model, memory)
+    order = _fallback.initial_order(plan, route, memory, tools, progress, engine)
     while True:
         strategy = order[0]
         try:
-            spec = route.spec(
-                plan,
-                strategy,
-                json_mode=not progress.get("without_json_mode", False),
-                unforced=progress.get("unforced", False),
-            )
+            spec = _spec(plan, route, strategy, progress, engine)
         except DialectError as exc:
             # The schema does not fit the provider's strict mode: ask another way.
             order = _fallback.fall_back(run, order, exc)
@@ -273,6 +283,7 @@ def attempt_loop(
             return run.pending([_feedback.portable(message, declared)], shown=True)
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
+            _constraints.judge(plan, engine, strategy, None, memory, model, len(order) - 1)
             if progress.get("suspects"):
                 _fallback.confirm_suspects(plan, progress, memory, model)
             message = _feedback.portable(message, declared) if seen.ordinary_calls else message
@@ -286,9 +297,11 @@ def attempt_loop(
             return run.pending([sent, *replies], shown=True)
         # A broken route (not a wrong answer) is left for the next strategy, which
         # starts afresh, without this route's attempts and feedback in view.
-        broken = _fallback.leaves_route(run, order)
+        kind = seen.outcome.error.kind
+        ignored = _constraints.judge(plan, engine, strategy, kind, memory, model, len(order) - 1)
+        broken = ignored is not None or _fallback.leaves_route(run, order)
         if broken:
-            order = _fallback.fall_back(run, order, seen.outcome.error)
+            order = _fallback.fall_back(run, order, ignored or seen.outcome.error)
         if one_call:
             return run.pending([sent, *replies], retry=True, hide=broken)
         run.history = [] if broken else [*run.history, sent, *replies]

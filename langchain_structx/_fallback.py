@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_structx import _capabilities as caps
+from langchain_structx import _constraints
 from langchain_structx import _quirks as quirks
 from langchain_structx._capabilities import Setting
 from langchain_structx._plan import CallSpec, Plan
@@ -25,6 +26,7 @@ from langchain_structx.strategies import StrategyName
 if TYPE_CHECKING:
     from langchain_structx._decide import Route
     from langchain_structx._engine import _Run
+    from langchain_structx._engines import Engine
 
 
 def initial_order(
@@ -33,12 +35,18 @@ def initial_order(
     memory: caps.FallbackMemory,
     tools: Sequence[Any],
     progress: Progress,
+    engine: Engine | None = None,
 ) -> tuple[StrategyName, ...]:
-    """The strategies to try, best first (auto: minus rejected, unsendable, given up)."""
+    """The strategies to try, best first (auto: minus rejected, unsendable, given up).
+
+    A known serving `engine` puts the provider route in its place: the engine
+    constrains the answer to the schema itself.
+    """
     if not plan.auto:
         return plan.candidates
     model = route.model
     order = caps.auto_order(model, plan.candidates, memory, tools, schema_key(plan))
+    order = _constraints.preferring(order, plan, model, engine, memory, schema_key(plan))
     skipped = {*(progress.get("dropped") or ()), *quirks.lost_routes(model), *route.refused}
     return tuple(s for s in order if s not in skipped) or order[-1:]
 
