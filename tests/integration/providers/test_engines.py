@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from langchain_structx import (
     FallbackMemory,
     ProviderStrategy,
     StructuredOutputMiddleware,
+    _engines,
     create_agent,
 )
 
@@ -205,9 +207,7 @@ def test_vllm_reads_the_structured_outputs_body_field() -> None:
 
 def test_an_explicit_provider_strategy_uses_the_engines_field() -> None:
     with FakeSGLang(_model()) as server:
-        agent = create_agent(
-            _openai(server), tools=[], response_format=ProviderStrategy(Contact)
-        )
+        agent = create_agent(_openai(server), tools=[], response_format=ProviderStrategy(Contact))
         state = agent.invoke(QUESTION)
 
     assert state["structured_response"] == Contact(**ADA)
@@ -237,10 +237,17 @@ def test_a_profile_without_structured_output_keeps_the_route_off() -> None:
 
 def test_async_runs_probe_without_blocking() -> None:
     with FakeVLLM(_model()) as server:
-        agent = create_agent(
-            _openai(server), tools=[], response_format=AutoStrategy(Contact)
-        )
+        agent = create_agent(_openai(server), tools=[], response_format=AutoStrategy(Contact))
         state = asyncio.run(agent.ainvoke(QUESTION))
 
     assert state["structured_output_report"]["strategy"] == "provider"
     assert server.gets == ["/v1/models"]
+
+
+def test_a_server_nobody_answers_on_is_not_named() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed once the block ends
+    assert (
+        asyncio.run(_engines.probe(_engines.Endpoint(f"http://127.0.0.1:{port}/v1", "m"))) is None
+    )
