@@ -251,3 +251,29 @@ def test_a_server_nobody_answers_on_is_not_named() -> None:
     assert (
         asyncio.run(_engines.probe(_engines.Endpoint(f"http://127.0.0.1:{port}/v1", "m"))) is None
     )
+
+
+def test_the_runnable_and_the_node_use_the_engines_field() -> None:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from langchain_structx import structured_output_node, with_structured_output
+
+    with FakeLMStudio(_model()) as server:
+        model = _openai(server)
+        runnable = with_structured_output(model, Contact)
+        streamed = list(runnable.stream("Ada, ada@example.org"))
+        answer = asyncio.run(runnable.ainvoke("Ada, ada@example.org"))
+
+        class State(MessagesState):
+            structured_response: Contact
+
+        graph = StateGraph(State)
+        graph.add_node("extract", structured_output_node(model, Contact))
+        graph.add_edge(START, "extract")
+        graph.add_edge("extract", END)
+        state = graph.compile().invoke(QUESTION)
+
+    assert streamed[-1] == Contact(**ADA) and answer == Contact(**ADA)
+    assert state["structured_response"] == Contact(**ADA)
+    assert all(r["response_format"]["type"] == "json_schema" for r in server.requests)
+    assert len(server.requests) == 3
