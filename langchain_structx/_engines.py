@@ -136,6 +136,8 @@ def endpoint(model: Any) -> Engine | Endpoint | None:
     base = getattr(model, "__dict__", {}).get("openai_api_base")
     if not isinstance(base, str) or not base or _is_hosted(base):
         return None
+    if getattr(model, "use_responses_api", None):
+        return None  # the fields in the table are Chat Completions fields
     name = getattr(model, "model_name", None) or ""
     secret = getattr(model, "openai_api_key", None)
     reveal = getattr(secret, "get_secret_value", None)

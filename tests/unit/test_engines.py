@@ -38,6 +38,11 @@ def test_openai_itself_and_hosted_routes_are_not_probed(base_url: str | None) ->
     assert _engines.endpoint(_openai(base_url=base_url)) is None
 
 
+def test_a_client_on_the_responses_api_is_not_probed() -> None:
+    model = _openai(base_url="http://127.0.0.1:1/v1", use_responses_api=True)
+    assert _engines.endpoint(model) is None
+
+
 def test_azure_and_other_clients_are_not_probed() -> None:
     from langchain_openai import AzureChatOpenAI
 
