@@ -144,6 +144,31 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             print(f"  {r['name']}: {task}: {error[:110]}")
 
 
+def best_stock(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Stock LangChain's best row: most valid answers, then fewest calls."""
+    stock = [r for r in rows if r["side"] == "stock"]
+    return max(stock, key=lambda r: (r["valid"], -r["calls"]), default=None)
+
+
+def print_ratios(rows: list[dict[str, Any]]) -> None:
+    """Ours against stock LangChain's best, from this run's figures."""
+    best = best_stock(rows)
+    if best is None or not best["valid"]:
+        print("\nstock LangChain answered no task validly: no ratio to print")
+        return
+    print(f"\nagainst stock's best ({best['name']}):")
+    for r in rows:
+        if r["side"] != "ours" or not r["valid"]:
+            continue
+        valid = r["valid"] / best["valid"]
+        fields = r["right_fields"] / max(best["right_fields"], 1)
+        calls = r["calls_per_valid"] / best["calls_per_valid"]
+        print(
+            f"  {r['name']:32} valid x{valid:.2f}, exact fields x{fields:.2f}, "
+            f"calls per valid answer x{calls:.2f}"
+        )
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=10, help="run the first N tasks")
@@ -180,6 +205,7 @@ def main() -> int:
         f"thread(s), our retries {args.max_retries}, {time.perf_counter() - started:.0f} s\n"
     )
     print_rows(rows)
+    print_ratios(rows)
     save_figures(
         "openai_compatible",
         title=f"Embedded model over HTTP, ChatOpenAI without a profile, {len(tasks)} tasks",
