@@ -277,3 +277,35 @@ def test_the_runnable_and_the_node_use_the_engines_field() -> None:
     assert state["structured_response"] == Contact(**ADA)
     assert all(r["response_format"]["type"] == "json_schema" for r in server.requests)
     assert len(server.requests) == 3
+
+
+def test_a_probe_reads_no_engine_from_html_and_stops_at_a_dropped_connection() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path != "/v1/models":
+                self.close_connection = True  # no answer at all
+                return
+            page = b"<html>a web app, not a model server</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        where = _engines.Endpoint(f"http://{host}:{port}/v1", "m")
+        assert asyncio.run(_engines.probe(where)) is None
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
