@@ -26,6 +26,7 @@ from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_structx import _capabilities as caps
 from langchain_structx import _constraints, _decide, _fallback, _feedback
 from langchain_structx._clip import clip
+from langchain_structx._engines import Engine
 from langchain_structx._feedback import Invoke
 from langchain_structx._interpret import interpret
 from langchain_structx._match import Found
@@ -189,7 +190,11 @@ class _Run:
 
 
 def _spec(
-    plan: Plan, route: _decide.Route, strategy: StrategyName, progress: Progress, engine: Any
+    plan: Plan,
+    route: _decide.Route,
+    strategy: StrategyName,
+    progress: Progress,
+    engine: Engine | None,
 ) -> CallSpec:
     """What `strategy` sends: on a known engine's provider route, the engine's own field."""
     if engine is not None and strategy == "provider":
