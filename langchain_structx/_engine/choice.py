@@ -4,8 +4,10 @@ A `StrategyChoice` is made for each run. It holds the order of the strategies
 left to try (AutoStrategy's, minus what the fallback memory, the run's progress
 and the route rule out), the settings the provider refused (JSON mode, a forced
 tool choice), the routes the run dropped and why, and what goes to the
-`FallbackMemory` for later runs. The attempt loop asks it which request to send
-and tells it what happened; no other module reads or writes any of that.
+`FallbackMemory` for later runs, including what it learns of a serving engine's
+constrained decoding (`_engine.constraints`). The attempt loop asks it which
+request to send and tells it what happened; no other module reads or writes any
+of that.
 
 What must outlive a graph step is kept in the run's `Progress` (its `dropped`,
 `suspects`, `unforced`, `without_json_mode` and `fallbacks` keys), and what is
@@ -20,12 +22,14 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from langchain_structx._clip import clip
+from langchain_structx._engine import constraints
 from langchain_structx._engine.progress import Progress, as_usage
 from langchain_structx._models import capabilities as caps
+from langchain_structx._models.engines import Engine
 from langchain_structx._request import quirks
 from langchain_structx._request.model_route import Route
 from langchain_structx._request.plan import CallSpec, Plan
-from langchain_structx.errors import DialectError, ProviderRejectedError
+from langchain_structx.errors import AttemptError, DialectError, ProviderRejectedError
 from langchain_structx.strategies import Setting, StrategyName, behaviour
 
 REASON_CHARS = 200
@@ -41,6 +45,8 @@ class StrategyChoice:
         memory: What the agent or node remembers of rejected strategies and settings.
         tools: The caller's own tools.
         progress: The run's bookkeeping, carried across graph steps.
+        engine: The serving engine behind the model, if one is known: its own
+            constrained decoding is the provider route, and preferred.
     """
 
     def __init__(
@@ -50,11 +56,13 @@ class StrategyChoice:
         memory: caps.FallbackMemory,
         tools: Sequence[Any],
         progress: Progress,
+        engine: Engine | None = None,
     ) -> None:
         self._plan = plan
         self._route = route
         self._memory = memory
         self._progress = progress
+        self._engine = engine
         self._recall_settings()
         self.order = self._initial_order(tools)
 
@@ -70,9 +78,12 @@ class StrategyChoice:
             DialectError: When the schema cannot be expressed as this model's
                 provider needs it.
         """
+        strategy = self.order[0]
+        if self._engine is not None and behaviour(strategy).native_schema:
+            return constraints.spec(self._plan, strategy, self._engine, self._route.model)
         return self._route.spec(
             self._plan,
-            self.order[0],
+            strategy,
             json_mode=not self._progress.get("without_json_mode", False),
             unforced=self._progress.get("unforced", False),
         )
@@ -111,13 +122,19 @@ class StrategyChoice:
         self._remember(strategy, error)
         self._drop(error)
 
-    def failed(self, error: Exception) -> bool:
+    def failed(self, error: AttemptError) -> bool:
         """Tell the choice an attempt failed with `error`; whether AutoStrategy leaves its route.
 
         A route whose answers show it broken (not one wrong answer) is dropped,
         and suspected: remembered only once another route answers, since a
         hopeless input fails every route and must not cost the model its route.
+        On a serving engine's route not yet seen honoured, a reply with no JSON
+        in it shows the engine ignored the schema: the route is left at once.
         """
+        ignored = self._judge(error.kind)
+        if ignored is not None:
+            self._drop(ignored)
+            return True
         if not self._plan.auto:
             return False
         routes = cast("list[StrategyName]", self._progress.get("routes") or [])
@@ -132,8 +149,11 @@ class StrategyChoice:
         """Tell the choice the run answered: the routes it gave up are remembered now.
 
         A route that kept failing may fail for this schema only (one the model
-        cannot write as a tool call), so another schema still tries it.
+        cannot write as a tool call), so another schema still tries it. A serving
+        engine's constraint that gave a valid answer is trusted from now on.
         """
+        if self._engine is not None:
+            self._judge(None)
         model = self._route.model
         for suspect in self._progress.get("suspects") or ():
             self._memory.remember(
@@ -148,12 +168,26 @@ class StrategyChoice:
             return plan.candidates
         model = self._route.model
         order = caps.auto_order(model, plan.candidates, self._memory, tools, schema_key(plan))
+        order = constraints.preferring(
+            order, plan, model, self._engine, self._memory, schema_key(plan)
+        )
         skipped = {
             *(self._progress.get("dropped") or ()),
             *quirks.lost_routes(model),
             *self._route.refused,
         }
         return tuple(s for s in order if s not in skipped) or order[-1:]
+
+    def _judge(self, kind: str | None) -> Exception | None:
+        return constraints.judge(
+            self._plan,
+            self._engine,
+            self.order[0],
+            kind,
+            self._memory,
+            self._route.model,
+            len(self.order) - 1,
+        )
 
     def _recall_settings(self) -> None:
         # A forced tool choice for any tool strategy; JSON mode only under auto,

@@ -18,6 +18,7 @@ import copy
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
+from langchain_structx._engine import constraints
 from langchain_structx._engine import feedback as _feedback
 from langchain_structx._engine import replies as _replies
 from langchain_structx._engine.choice import StrategyChoice
@@ -81,7 +82,8 @@ def attempt_loop(
     # The state's dict is never changed in place: the run works on its own copy.
     progress = copy.deepcopy(progress) if progress else new_progress()
     progress["retry"] = False
-    choice = StrategyChoice(plan, route, memory, tools, progress)
+    engine = yield from constraints.engine_for(model, memory)
+    choice = StrategyChoice(plan, route, memory, tools, progress, engine)
     run = Run(plan, state, progress, _feedback.earlier_errors(progress, earlier))
     while True:
         strategy = choice.strategy
@@ -112,8 +114,7 @@ def attempt_loop(
             return run.pending([_replies.portable(message, declared)], shown=True)
         run.progress["attempts"] = attempt
         if isinstance(seen.outcome, Found):
-            if progress.get("suspects"):
-                choice.answered()
+            choice.answered()
             message = _replies.portable(message, declared) if seen.ordinary_calls else message
             return run.finish(
                 strategy, seen.outcome, _replies.answered(plan, message, seen.outcome)

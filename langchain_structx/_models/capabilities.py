@@ -164,6 +164,7 @@ FALLBACK_TTL_SECONDS = 3600.0
 """How long a remembered rejection holds before the preferred strategy is tried again."""
 
 _SETTING = "setting:"
+_FACT = "fact:"
 
 FALLBACK_MAX_MODELS = 1024
 """Most model identities one memory holds; the oldest entry is dropped past it."""
@@ -269,6 +270,27 @@ class FallbackMemory:
         """Record that the model `key`, set up as `setup`, refused `setting`."""
         self._holds_settings = True
         self._note(key, f"{_SETTING}{setup}/{setting}")
+
+    def fact(self, key: str, topic: str) -> str | None:
+        """What was last learnt of `topic` for the model `key`, if not yet expired.
+
+        Facts are what a run finds out about the server behind a model (which
+        serving engine it is, whether its constrained decoding was seen
+        honoured), kept so that later runs need not find out again.
+
+        Examples:
+            >>> memory = FallbackMemory()
+            >>> memory.remember_fact("m", "engine", "vllm")
+            >>> memory.fact("m", "engine"), memory.fact("m", "other"), memory.rejected("m")
+            ('vllm', None, frozenset())
+        """
+        prefix = f"{_FACT}{topic}="
+        found = [s.removeprefix(prefix) for s in self._live(key) if s.startswith(prefix)]
+        return found[-1] if found else None
+
+    def remember_fact(self, key: str, topic: str, value: str) -> None:
+        """Record `value` as what is known of `topic` for the model `key`."""
+        self._note(key, f"{_FACT}{topic}={value}")
 
     def _live(self, key: str) -> list[str]:
         now = self._clock()

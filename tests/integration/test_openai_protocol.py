@@ -7,6 +7,11 @@ an OpenAI-compatible server), must meet a real rejection, fall back within the
 same run, end with a validated object, report the fallback, and skip the rejected
 strategy on later runs with the same model.
 
+The server is taken as one no engine table knows (the memory is told so: by
+itself it recognises llama-cpp-python's server and sends the schema where that
+server reads it, see `test_openai_compatible.py`), which is how any unknown
+OpenAI-compatible server that refuses `json_schema` is met.
+
 The profile says `tool_calling: False` because this server's default chat template
 produces no tool calls for `tool_choice="required"` (the model writes the call as
 plain text), so the next strategy after provider is the prompted one.
@@ -25,9 +30,9 @@ from langchain_structx import (
     FallbackMemory,
     ProviderStrategy,
     StructuredOutputMiddleware,
-    create_agent,
 )
 from langchain_structx._models.capabilities import model_identity
+from langchain_structx._models.engines import NO_ENGINE
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -63,6 +68,20 @@ def openai_model(server_chat_model: ChatOpenAI) -> ChatOpenAI:
     )
 
 
+def _unknown_server_memory(model: ChatOpenAI) -> FallbackMemory:
+    """A memory that knows the server behind `model` as no engine of ours."""
+    memory = FallbackMemory()
+    memory.remember_fact(model_identity(model), "engine", NO_ENGINE)
+    return memory
+
+
+def _agent(model: ChatOpenAI, response_format: Any, memory: FallbackMemory) -> Any:
+    from langchain.agents import create_agent as langchain_create_agent
+
+    middleware = StructuredOutputMiddleware(response_format, fallback_memory=memory)
+    return langchain_create_agent(model, middleware=[middleware], system_prompt=SYSTEM_PROMPT)
+
+
 def _run(agent: Any, task: Task) -> tuple[dict[str, Any], CallCounter]:
     counter = CallCounter()
     config: Any = {"callbacks": [counter], "recursion_limit": 12}
@@ -71,14 +90,9 @@ def _run(agent: Any, task: Task) -> tuple[dict[str, Any], CallCounter]:
 
 
 def test_a_server_error_falls_back_but_is_not_remembered(openai_model: ChatOpenAI) -> None:
-    from langchain.agents import create_agent as langchain_create_agent
-
     task = _BY_ID["contact"]
-    memory = FallbackMemory()
-    middleware = StructuredOutputMiddleware(AutoStrategy(task.schema), fallback_memory=memory)
-    agent = langchain_create_agent(
-        openai_model, middleware=[middleware], system_prompt=SYSTEM_PROMPT
-    )
+    memory = _unknown_server_memory(openai_model)
+    agent = _agent(openai_model, AutoStrategy(task.schema), memory)
 
     state, counter = _run(agent, task)
 
@@ -107,9 +121,7 @@ def test_a_server_error_falls_back_but_is_not_remembered(openai_model: ChatOpenA
 
 async def test_async_run_falls_back_on_a_union(openai_model: ChatOpenAI) -> None:
     task = _BY_ID["union_complaint"]
-    agent = create_agent(
-        openai_model, response_format=AutoStrategy(task.schema), system_prompt=SYSTEM_PROMPT
-    )
+    agent = _agent(openai_model, AutoStrategy(task.schema), _unknown_server_memory(openai_model))
     counter = CallCounter()
     config: Any = {"callbacks": [counter], "recursion_limit": 12}
 
@@ -129,9 +141,8 @@ def test_explicit_provider_strategy_lets_the_rejection_through(openai_model: Cha
     import openai
 
     task = _BY_ID["contact"]
-    agent = create_agent(
-        openai_model, response_format=ProviderStrategy(task.schema), system_prompt=SYSTEM_PROMPT
-    )
+    memory = _unknown_server_memory(openai_model)
+    agent = _agent(openai_model, ProviderStrategy(task.schema), memory)
     with pytest.raises(openai.APIStatusError) as info:
         _run(agent, task)
     assert info.value.status_code == 500
