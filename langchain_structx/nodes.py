@@ -37,7 +37,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.types import Command
 from typing_extensions import TypedDict, TypeForm, TypeVar, Unpack
 
-from langchain_structx import _engine, _shell
+from langchain_structx import _durable, _engine, _shell
 from langchain_structx._capabilities import FallbackMemory
 from langchain_structx._plan import CallSpec, Plan, build_plan
 from langchain_structx._routing import KindRouter, check_routes, route_by_kind
@@ -95,7 +95,7 @@ class StructuredOutputNode(Generic[ResponseT]):
 
         def call(step: _engine.CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
-            return bound.invoke(prompt)  # type: ignore[no-any-return]
+            return _durable.invoke(bound, prompt)
 
         return _shell.run(self.plan, self._loop(state), call, self._update)
 
@@ -105,7 +105,7 @@ class StructuredOutputNode(Generic[ResponseT]):
 
         async def call(step: _engine.CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
-            return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
+            return await _durable.ainvoke(bound, prompt)
 
         return await _shell.arun(self.plan, self._loop(state), call, self._update)
 
