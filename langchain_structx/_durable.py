@@ -31,8 +31,11 @@ async def _acall_model(model: Any, prompt: list[Any]) -> AIMessage:
     return await model.ainvoke(prompt)  # type: ignore[no-any-return]
 
 
-_MODEL_CALL = task(_call_model, name="structx_model_call")
-_AMODEL_CALL = task(_acall_model, name="structx_model_call")
+_NAME = "structx_model_call"
+"""The tasks' name, as traces and the checkpoint's writes show it."""
+# langgraph's overloads type the decorator form for one kind of function only.
+_MODEL_CALL: Any = task(name=_NAME)(_call_model)  # type: ignore[arg-type]
+_AMODEL_CALL: Any = task(name=_NAME)(_acall_model)  # type: ignore[arg-type]
 
 
 def checkpointed() -> bool:
@@ -50,11 +53,13 @@ def invoke(model: Any, prompt: list[Any]) -> AIMessage:
     """`model.invoke(prompt)`, its reply kept in the checkpoint when there is one."""
     if not checkpointed():
         return _call_model(model, prompt)
-    return _MODEL_CALL(model, prompt).result()
+    reply: AIMessage = _MODEL_CALL(model, prompt).result()
+    return reply
 
 
 async def ainvoke(model: Any, prompt: list[Any]) -> AIMessage:
     """Async form of `invoke`."""
     if not checkpointed():
         return await _acall_model(model, prompt)
-    return await _AMODEL_CALL(model, prompt)
+    reply: AIMessage = await _AMODEL_CALL(model, prompt)
+    return reply

@@ -49,6 +49,8 @@ def schema_problems(schema: Mapping[str, Any]) -> str | None:
     return f"{count} {noun}: " + "; ".join(shown) + rest
 
 
+_QUOTED = 80
+"""The most characters of a schema's value a problem quotes."""
 _TYPES = "array, boolean, integer, null, number, object or string"
 
 
@@ -59,4 +61,7 @@ def _describe(error: ValidationError) -> str:
         # The meta-schema's own wording ("not valid under any of the given schemas")
         # names neither the choices nor the mistake.
         message = f"{clip(repr(error.instance), 80)} is not a JSON type: use {_TYPES}, or a list"
-    return str(ValidationIssue(path, clip(message, 200)))
+    quoted = repr(error.instance)
+    if len(quoted) > _QUOTED and message.startswith(quoted):  # jsonschema quotes it first
+        message = clip(quoted, _QUOTED) + message[len(quoted) :]
+    return str(ValidationIssue(path, clip(message, 300)))

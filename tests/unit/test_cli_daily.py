@@ -284,3 +284,8 @@ def test_a_schema_failure_names_every_failing_path(
     assert code == cli.EXIT_FAILED
     for where in ("$.name", "$.age", "city"):
         assert where in err, err
+
+
+def test_input_format_needs_a_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["extract", "--schema", "name", "--input-format", "text", "x"]) == 2
+    assert "--input-format works with --batch" in capsys.readouterr().err
