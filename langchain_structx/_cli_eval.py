@@ -51,6 +51,14 @@ MAX_INPUT_BYTES = 16 << 20
 """The largest inputs file read (16 MiB): an eval is a sample, not a batch."""
 
 
+EVAL_EXIT_CODES = """exit codes:
+  0    the table is printed; some strategy produced a valid answer
+  1    the table is printed; no strategy produced a valid answer
+  2    usage error: a bad option, schema or --inputs file
+  3    the model could not be loaded, or --plot has no matplotlib
+  130  interrupted (Ctrl-C or SIGTERM)"""
+
+
 class EvalInputError(CliError):
     """The `--inputs` file cannot be read as eval inputs."""
 
@@ -70,6 +78,8 @@ def add_eval_parser(commands: Any) -> None:
         "eval",
         help="compare the strategies on a model and a set of inputs",
         description=__doc__.split("\n")[0],
+        epilog=EVAL_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
     add("--schema", action="append", required=True, help="as for extract (required; no default)")
