@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -195,7 +196,7 @@ def interrupt_at_once() -> Iterator[None]:
     (Left alone when a signal is ignored or already handled.)
     """
     previous = {}
-    for number in STOP_SIGNALS:
+    for number in STOP_SIGNALS if threading.current_thread() is threading.main_thread() else ():
         if _default_action(number):
             previous[number] = signal.signal(number, lambda signum, _: _interrupted(signum))
     try:
@@ -212,7 +213,8 @@ def terminate_as_interrupt() -> Iterator[None]:
     So loading a model or a single extraction stopped by `timeout` or `kill`
     ends with the same one line as Ctrl-C, not a silent exit 143.
     """
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    main = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

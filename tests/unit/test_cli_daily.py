@@ -289,3 +289,17 @@ def test_a_schema_failure_names_every_failing_path(
 def test_input_format_needs_a_batch(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["extract", "--schema", "name", "--input-format", "text", "x"]) == 2
     assert "--input-format works with --batch" in capsys.readouterr().err
+
+
+def test_main_called_from_another_thread_sets_no_signal_handler(
+    echo: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import threading
+
+    codes: list[int] = []
+    argv = ["extract", "--schema", "name", "--stream", '{"name": "Ada"}']
+    worker = threading.Thread(target=lambda: codes.append(cli.main(argv)))
+    worker.start()
+    worker.join(60)
+    assert codes == [cli.EXIT_OK]
+    assert json.loads(capsys.readouterr().out) == {"name": "Ada"}
