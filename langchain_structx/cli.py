@@ -27,8 +27,9 @@ from typing import IO, Any
 from pydantic_core import to_jsonable_python
 
 from langchain_structx._cli import batch_run as _cli_run
+from langchain_structx._cli.eval import run_eval
 from langchain_structx._cli.exits import (
-    EXIT_CODES,
+    DEFAULT_SYSTEM_PROMPT,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_MODEL,
@@ -40,17 +41,21 @@ from langchain_structx._cli.exits import (
     NonFiniteValueError,
     to_json,
 )
-from langchain_structx._cli.model import MIN_N_CTX, ModelSpec, load_model
+from langchain_structx._cli.model import (
+    check_model_args,
+    load_model,
+    model_spec,
+)
+from langchain_structx._cli.options import parser
 from langchain_structx._cli.outfile import check_writable, replace_when_done, same_file
 from langchain_structx._cli.records import BatchInputError, OutputWriteError, stdin_bytes
 from langchain_structx._cli.remote import RemoteExtractor, RemoteSettings
 from langchain_structx._cli.schema_input import MANY_KEY, SchemaSpecError, load_schema, many
 from langchain_structx._cli.schema_input import variant_count as _variant_count
-from langchain_structx._version import __version__
 from langchain_structx.errors import StructuredOutputFailure, UserError
 from langchain_structx.middleware import create_agent
 from langchain_structx.report import KIND_KEY, REPORT_KEY, RESPONSE_KEY
-from langchain_structx.strategies import STRATEGIES, Strategy
+from langchain_structx.strategies import STRATEGIES, AutoStrategy, Strategy
 
 __all__ = (
     "DEFAULT_SYSTEM_PROMPT",
@@ -70,62 +75,8 @@ __all__ = (
     "to_jsonable",
 )
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You extract information from the user's text. Use only facts stated in the text; "
-    "copy names, numbers and addresses exactly as written."
-)
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="structx", description=__doc__.split("\n")[0])
-    parser.add_argument("--version", action="version", version=f"structx {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    extract = commands.add_parser(
-        "extract",
-        help="extract a validated object from text",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add = extract.add_argument
-    add("text", nargs="?", help="the text, or - for stdin")
-    add(
-        "--schema",
-        action="append",
-        required=True,
-        help="a JSON-schema file, JSON text, module:Class, or fields such as 'name, age int'; "
-        "repeat it to allow several shapes (a union)",
-    )
-    add("--many", action="store_true", help="extract every item of the kind, as a list")
-    add("--model", default="local", help="'local', an init_chat_model string, or python:mod:attr")
-    add("--base-url", help="the URL of an OpenAI-compatible server for --model openai:NAME")
-    add("--model-path", help="a GGUF file for the local model")
-    add(
-        "--n-ctx",
-        type=int,
-        help=f"the local model's context window, in tokens (default 4096, at least {MIN_N_CTX}: "
-        "the prompt and schema alone take a few hundred)",
-    )
-    add("--threads", type=int, help="CPU threads for the local model (default: every core)")
-    add("--strategy", choices=tuple(STRATEGIES), default="auto")
-    add("--max-retries", type=int, default=3)
-    add("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
-    add("--stream", action="store_true", help="show the object as it grows (one text only)")
-    add("--report", action="store_true", help="also print how it was obtained")
-    add("--batch", help="a JSONL file (or - for stdin): one text or {'id', 'text'} per line")
-    add("--output", help="write the result(s) here instead of stdout")
-    add("--resume", action="store_true", help="continue a batch --output: skip ids it holds")
-    add("--overwrite", action="store_true", help="start a batch --output that holds results")
-    add("--concurrency", type=int, default=1, help="batch records (or server runs) in flight")
-    add("--server", help="a LangGraph Server URL: batch records become its runs")
-    add("--graph", default="extract", help="the server's extraction graph")
-    add(
-        "--via",
-        choices=("agent", "provider-batch"),
-        default="agent",
-        help="provider-batch: send --batch through the provider's batch API (OpenAI, "
-        "Anthropic): half the price, results within a day; the job is kept beside --output",
-    )
-    return parser
+_parser = parser
 
 
 def build_strategy(schemas: Sequence[Any], name: str, max_retries: int) -> Strategy:
@@ -133,6 +84,15 @@ def build_strategy(schemas: Sequence[Any], name: str, max_retries: int) -> Strat
     schema: Any = schemas[0] if len(schemas) == 1 else list(schemas)
     try:
         return STRATEGIES[name](schema, max_retries=max_retries)  # type: ignore[no-any-return]
+    except UserError as exc:
+        raise CliError(str(exc)) from None
+
+
+def profiled_strategy(schemas: Sequence[Any], path: str, max_retries: int) -> Strategy:
+    """`AutoStrategy` with the order and JSON mode a `structx eval` profile measured."""
+    schema: Any = schemas[0] if len(schemas) == 1 else list(schemas)
+    try:
+        return AutoStrategy.from_profile(schema, path, max_retries=max_retries)
     except UserError as exc:
         raise CliError(str(exc)) from None
 
@@ -161,11 +121,15 @@ class Extractor:
         schemas, self.union = _schemas(args)
         self.report = bool(args.report)
         self.many = bool(args.many)
-        self.strategy = build_strategy(schemas, args.strategy, args.max_retries)
+        self.strategy = (
+            build_strategy(schemas, args.strategy, args.max_retries)
+            if args.profile is None
+            else profiled_strategy(schemas, args.profile, args.max_retries)
+        )
         self.remote = _remote_extractor(args, schemas) if args.server else None
         if self.remote is not None:
             return
-        self.model = load_model(_model_spec(args))
+        self.model = load_model(model_spec(args))
         if agent:  # a provider batch sends the requests itself
             self.agent: Any = create_agent(
                 self.model, response_format=self.strategy, system_prompt=args.system
@@ -216,16 +180,6 @@ class Extractor:
         return state
 
 
-def _model_spec(args: argparse.Namespace) -> ModelSpec:
-    return ModelSpec(
-        name=args.model,
-        path=args.model_path,
-        base_url=args.base_url,
-        n_ctx=args.n_ctx,
-        threads=args.threads,
-    )
-
-
 def _remote_extractor(args: argparse.Namespace, schemas: list[Any]) -> RemoteExtractor:
     names = ("strategy", "max_retries", "system", "graph")
     settings = RemoteSettings(url=args.server, **{name: getattr(args, name) for name in names})
@@ -255,7 +209,17 @@ def _read_text(args: argparse.Namespace) -> str:
     return text
 
 
-_NAMED = ("model", "schema", "model_path", "base_url", "batch", "output", "server", "graph")
+_NAMED = (
+    "model",
+    "schema",
+    "model_path",
+    "base_url",
+    "batch",
+    "output",
+    "server",
+    "graph",
+    "profile",
+)
 """Options whose value names something, so an empty value is a mistake."""
 
 
@@ -269,14 +233,9 @@ def _check_args(args: argparse.Namespace) -> None:
     if min(numbers) < 1 or args.max_retries < 0:
         msg = "--concurrency and --threads must be >= 1, --max-retries >= 0"
         raise CliError(msg)
-    if args.n_ctx is not None and args.n_ctx < MIN_N_CTX:
-        raise CliError(f"--n-ctx must be >= {MIN_N_CTX}: the prompt and schema alone need more")
-    local_only = [o for o in ("model_path", "n_ctx", "threads") if getattr(args, o) is not None]
-    if args.model != "local" and local_only:
-        flag = "--" + local_only[0].replace("_", "-")
-        raise CliError(f"{flag} is for the embedded model; it does nothing with --model")
-    if args.model == "local" and args.base_url:
-        raise CliError("--base-url needs an init_chat_model --model, such as openai:NAME")
+    check_model_args(args)
+    if args.profile is not None and STRATEGIES[args.strategy] is not AutoStrategy:
+        raise CliError("--profile sets the auto strategy's order; it does not work with --strategy")
     _check_batch_args(args)
     if args.output:
         check_writable(args.output, replaced=not args.batch)
@@ -285,6 +244,8 @@ def _check_args(args: argparse.Namespace) -> None:
 def _check_batch_args(args: argparse.Namespace) -> None:
     if not args.batch:
         wrong = [f for f in ("server", "resume", "overwrite") if getattr(args, f)]
+        if args.input_format != "auto":
+            wrong.append("input-format")
         if wrong:
             raise CliError(f"--{wrong[0]} works with --batch")
         return
@@ -342,8 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         2
     """
     args = _parser().parse_args(argv)
+    _cli_run.forget_batch()
     try:
-        return _extract(args)
+        with _cli_run.terminate_as_interrupt():
+            return run_eval(args) if args.command == "eval" else _extract(args)
     except CliError as exc:
         return _fail(str(exc), exc.code)
     except BatchInputError as exc:
@@ -353,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED)
+        return _fail(_cli_run.interrupted_message(), EXIT_INTERRUPTED)
     except OutputWriteError as exc:
         if not exc.closed_pipe:
             return _fail(str(exc), EXIT_USAGE)

@@ -193,11 +193,12 @@ class InvalidOutputError(AttemptError, StructuredOutputValidationError):
         self.kind = "parse" if isinstance(source, JSONParseError) else "validation"
         # LangChain's wording for tool calls; a text answer is no tool, and small
         # models copy whatever the feedback names into their next answer.
-        text = (
-            f"Failed to parse structured output for tool '{tool_name}': {source}."
-            if via_tool
-            else f"The answer does not match {tool_name}: {source}."
-        )
+        if via_tool:
+            text = f"Failed to parse structured output for tool '{tool_name}': {source}."
+        elif self.kind == "parse":  # say what is wrong: the text, not the shape
+            text = f"The answer is not valid JSON: {source}."
+        else:
+            text = f"The answer does not match {tool_name}: {source}."
         StructuredOutputFailure.__init__(self, text, **context)
 
 

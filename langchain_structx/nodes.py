@@ -41,6 +41,7 @@ from langchain_structx._engine import loop as _engine
 from langchain_structx._engine import shell as _shell
 from langchain_structx._engine.run import CallModel, RunResult
 from langchain_structx._engine.shell import reset_structured_output
+from langchain_structx._faces import durable as _durable
 from langchain_structx._faces.kind_routing import KindRouter, check_routes, route_by_kind
 from langchain_structx._models.capabilities import FallbackMemory
 from langchain_structx._request.plan import CallSpec, Plan, build_plan
@@ -97,7 +98,7 @@ class StructuredOutputNode(Generic[ResponseT]):
 
         def call(step: CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
-            return bound.invoke(prompt)  # type: ignore[no-any-return]
+            return _durable.invoke(bound, prompt)
 
         return _shell.run(self.plan, self._loop(state), call, self._update)
 
@@ -107,7 +108,7 @@ class StructuredOutputNode(Generic[ResponseT]):
 
         async def call(step: CallModel) -> AIMessage:
             bound, prompt = self._request(step, messages)
-            return await bound.ainvoke(prompt)  # type: ignore[no-any-return]
+            return await _durable.ainvoke(bound, prompt)
 
         return await _shell.arun(self.plan, self._loop(state), call, self._update)
 

@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, cast, overload
@@ -369,6 +370,36 @@ class AutoStrategy(_Options, Generic[SchemaT]):
     def candidates(self) -> tuple[StrategyName, ...]:
         """The strategies a run may use, in order of preference."""
         return self.order
+
+    @classmethod
+    def from_profile(
+        cls,
+        schema: Any,
+        profile: str | os.PathLike[str] | Mapping[str, Any],
+        **options: Any,
+    ) -> AutoStrategy[Any]:
+        """An `AutoStrategy` that prefers what `structx eval` measured best for a model.
+
+        Args:
+            schema: The output schema, as for `AutoStrategy`.
+            profile: The file `structx eval --save-profile` wrote, or its JSON object.
+            **options: Any other `AutoStrategy` option, such as `max_retries`.
+
+        Raises:
+            StrategyProfileError: When the profile cannot be read (a `UserError`).
+
+        Examples:
+            >>> profile = {"format": "structx-strategy-profile/1",
+            ...            "order": ["prompted", "tool"], "json_mode": True}
+            >>> strategy = AutoStrategy.from_profile({"title": "Tag", "type": "object"}, profile)
+            >>> strategy.order, strategy.json_mode
+            (('prompted', 'tool'), True)
+        """
+        from langchain_structx._models.profile import read_profile
+
+        measured = read_profile(profile)
+        order = cast("tuple[StrategyName, ...]", measured.order)
+        return cls(schema, order=order, json_mode=measured.json_mode, **options)
 
 
 Strategy: TypeAlias = (

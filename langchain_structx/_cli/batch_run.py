@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -22,12 +23,14 @@ from typing import Any, NoReturn, Protocol
 from langchain_structx._cli import exits
 from langchain_structx._cli.exits import CliError, to_json
 from langchain_structx._cli.records import (
+    INVALID_LINE,
     OutputWriteError,
     Progress,
     Record,
     ResultFile,
     Tally,
     done_ids,
+    input_format,
     read_records,
     usage_tokens,
 )
@@ -99,13 +102,14 @@ def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Run
     bad batch or output file fails at once. `--overwrite` empties the output only
     when the first result is ready, so a model that cannot be loaded leaves it whole.
     """
-    records = read_records(args.batch)
+    records = read_records(args.batch, input_format(args.batch, args.input_format))
     if not records:
         name = "stdin" if args.batch == "-" else f"batch file {args.batch}"
         raise CliError(f"{name} holds no records")
     sink, finished = _open_results(args, records)
     todo = [r for r in records if r.key not in finished]
     tally = Tally(skipped=len(records) - len(todo))
+    _BATCH.start(tally, len(records), resumable=bool(args.output))
     try:
         extractor = make(args)
         concurrency = _concurrency(args, extractor)
@@ -116,6 +120,36 @@ def run_batch(args: argparse.Namespace, make: Callable[[argparse.Namespace], Run
     return exits.EXIT_PARTIAL if tally.failed else exits.EXIT_OK
 
 
+class _BatchStatus:
+    """How far the running batch is, for the line an interruption prints."""
+
+    def __init__(self) -> None:
+        self.tally: Tally | None = None
+        self.total = 0
+        self.resumable = False
+
+    def start(self, tally: Tally | None, total: int = 0, *, resumable: bool = False) -> None:
+        """Follow this batch (or none, with None)."""
+        self.tally, self.total, self.resumable = tally, total, resumable
+
+    def interrupted(self) -> str:
+        """`interrupted`, with how many records are kept and how to go on."""
+        tally = self.tally
+        if tally is None:
+            return "interrupted"
+        kept = tally.done + tally.failed + tally.skipped
+        line = f"interrupted after {kept} of {self.total} records"
+        if self.resumable:
+            return f"{line}; rerun with --resume"
+        return f"{line}; the lines printed are complete (use --output FILE to --resume)"
+
+
+_BATCH = _BatchStatus()
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""Ctrl-C, and what `timeout`, `kill` and `docker stop` send: both end a run alike."""
+
+
 def _until_done(work: Coroutine[Any, Any, None]) -> None:
     # Not asyncio.run: on Ctrl-C it would wait for model calls still running in
     # worker threads, possibly for ever; the finished lines are already on disk.
@@ -123,13 +157,16 @@ def _until_done(work: Coroutine[Any, Any, None]) -> None:
     # The kernel may hand Ctrl-C to the thread of a model call rather than to
     # this one, which waits on the loop: Python would then raise it here only
     # once something else woke the loop. A handler of the loop's own is woken
-    # at once. (Left alone when SIGINT is ignored, as in a script's background job.)
-    handled = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if handled:
+    # at once. (Left alone when a signal is ignored, as in a script's background job.)
+    handled = []
+    for number in STOP_SIGNALS:
+        if not _default_action(number):
+            continue
         try:
-            loop.add_signal_handler(signal.SIGINT, _interrupted)
+            loop.add_signal_handler(number, _interrupted, number)
         except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
-            handled = False
+            continue
+        handled.append(number)
     try:
         loop.run_until_complete(work)
         loop.run_until_complete(loop.shutdown_asyncgens())
@@ -139,31 +176,70 @@ def _until_done(work: Coroutine[Any, Any, None]) -> None:
         # Ended as Ctrl-C is, for the same reason; the lines written stay.
         _write_failed(exc)
     finally:
-        if handled:
-            loop.remove_signal_handler(signal.SIGINT)
+        for number in handled:
+            loop.remove_signal_handler(number)
         loop.close()
+
+
+def _default_action(number: int) -> bool:
+    """Whether the signal still does what it does by default (it was not ignored or taken)."""
+    handler = signal.getsignal(number)
+    return handler in (signal.default_int_handler, signal.SIG_DFL, _raise_interrupt)
 
 
 @contextlib.contextmanager
 def interrupt_at_once() -> Iterator[None]:
-    """Ctrl-C ends the command at once, even while a model call hangs on another thread.
+    """Ctrl-C or SIGTERM ends the command at once, even while a model call hangs.
 
     `--stream` runs the model call on a worker thread; on a plain KeyboardInterrupt
     the main thread would wait for that call to return before it could exit.
-    (Left alone when SIGINT is ignored or already handled.)
+    (Left alone when a signal is ignored or already handled.)
     """
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, lambda *_: _interrupted())
+    previous = {}
+    for number in STOP_SIGNALS if threading.current_thread() is threading.main_thread() else ():
+        if _default_action(number):
+            previous[number] = signal.signal(number, lambda signum, _: _interrupted(signum))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
-def _interrupted() -> NoReturn:
-    print("structx: interrupted", file=sys.stderr, flush=True)
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, while the block runs.
+
+    So loading a model or a single extraction stopped by `timeout` or `kill`
+    ends with the same one line as Ctrl-C, not a silent exit 143.
+    """
+    main = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def interrupted_message() -> str:
+    """The line for an interruption: with a batch, how many records are kept."""
+    return _BATCH.interrupted()
+
+
+def forget_batch() -> None:
+    """Start a command with no batch followed (`main` may run many in one process)."""
+    _BATCH.start(None)
+
+
+def _interrupted(signum: int = signal.SIGINT) -> NoReturn:
+    print(f"structx: {_BATCH.interrupted()}", file=sys.stderr, flush=True)
     with contextlib.suppress(OSError):  # stdout may be a closed pipe
         sys.stdout.flush()
     os._exit(exits.EXIT_INTERRUPTED)
@@ -204,6 +280,17 @@ def _open_results(args: argparse.Namespace, records: list[Record]) -> tuple[Resu
         raise CliError(f"cannot write output file {args.output}: {exc.strerror or exc}") from None
 
 
+def _no_text(record: Record) -> dict[str, Any]:
+    if not record.invalid:
+        error = {"type": MISSING_TEXT, "message": f"line {record.line}: {record.problem}"}
+        return {"id": record.id, "error": error}
+    line: dict[str, Any] = {"id": record.id}
+    if record.id is None:  # no id to read: the line number says which record it was
+        line["line"] = record.line
+    line["error"] = {"type": INVALID_LINE, "message": record.problem}
+    return line
+
+
 def _concurrency(args: argparse.Namespace, extractor: Runner) -> int:
     if extractor.remote is None and args.model == "local" and args.concurrency > 1:
         print(
@@ -237,8 +324,7 @@ async def _write_lines(
 
     async def one(record: Record) -> tuple[dict[str, Any], int]:
         if record.text is None:  # never an empty prompt: the record fails on its own
-            error = {"type": MISSING_TEXT, "message": f"line {record.line}: {record.problem}"}
-            return {"id": record.id, "error": error}, 0
+            return _no_text(record), 0
         async with gate:
             try:
                 state = await extractor.arun(record.text)

@@ -7,6 +7,12 @@ from typing import Any
 
 from langchain_structx.errors import StructxError
 
+DEFAULT_SYSTEM_PROMPT = (
+    "You extract information from the user's text. Use only facts stated in the text; "
+    "copy names, numbers and addresses exactly as written."
+)
+"""The system prompt of `structx extract` and `structx eval`."""
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MODEL, EXIT_PARTIAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell tool that a closed pipe stops
@@ -19,7 +25,8 @@ EXIT_CODES = """exit codes:
   3    the model could not be loaded (missing extra, weights, file or credentials),
        or the --server is unreachable or does not serve the --graph
   4    batch finished, but some records failed (each has an error line)
-  130  interrupted (Ctrl-C); a batch --output keeps every finished line: --resume
+  130  interrupted (Ctrl-C or SIGTERM); a batch --output keeps every finished
+       line: --resume continues it
   141  stdout was closed early (as by `| head -1`); nothing more is printed"""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 from dataclasses import dataclass
@@ -95,3 +96,56 @@ def _from_python(target: str) -> BaseChatModel:
     if not isinstance(model, BaseChatModel):
         raise CliError(f"--model python:{target} is not a chat model", EXIT_MODEL)
     return model
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose and load the model, shared by `extract` and `eval`."""
+    add = parser.add_argument
+    add(
+        "--model",
+        default="local",
+        help="'local' (the embedded model), an init_chat_model string such as "
+        "openai:gpt-4.1-mini, or python:module:attr (default: local)",
+    )
+    add(
+        "--base-url",
+        help="the URL of an OpenAI-compatible server for --model openai:NAME (default: "
+        "the provider's own)",
+    )
+    add("--model-path", help="a GGUF file for the local model (default: the embedded weights)")
+    add(
+        "--n-ctx",
+        type=int,
+        help=f"the local model's context window, in tokens (default: 4096; at least {MIN_N_CTX}: "
+        "the prompt and schema alone take a few hundred)",
+    )
+    add("--threads", type=int, help="CPU threads for the local model (default: every core)")
+
+
+def model_spec(args: argparse.Namespace) -> ModelSpec:
+    """What the command line's model options say."""
+    return ModelSpec(
+        name=args.model,
+        path=args.model_path,
+        base_url=args.base_url,
+        n_ctx=args.n_ctx,
+        threads=args.threads,
+    )
+
+
+def check_model_args(args: argparse.Namespace) -> None:
+    """Refuse model options that contradict each other, before anything is loaded.
+
+    Raises:
+        CliError: A usage error.
+    """
+    if args.n_ctx is not None and args.n_ctx < MIN_N_CTX:
+        raise CliError(f"--n-ctx must be >= {MIN_N_CTX}: the prompt and schema alone need more")
+    local_only = [o for o in ("model_path", "n_ctx", "threads") if getattr(args, o) is not None]
+    if args.model != "local" and local_only:
+        flag = "--" + local_only[0].replace("_", "-")
+        raise CliError(f"{flag} is for the embedded model; it does nothing with --model")
+    if args.model == "local" and args.base_url:
+        raise CliError("--base-url needs an init_chat_model --model, such as openai:NAME")
+    if args.model is not None and not args.model.strip():
+        raise CliError("--model is empty")

@@ -1,8 +1,11 @@
 """The records of `structx extract --batch`, and where their results go.
 
 Each input line is one record with a stable id (its `id`, or its line number),
-so a batch that was stopped can be resumed: `ResultFile` appends one complete
-line per result, written in one call and synced to disk, and `done_ids` reads
+so a batch that was stopped can be resumed. A JSONL batch (the default) holds
+JSON lines only: a line that does not parse is an error record, never sent to
+the model as text. Plain text, one record per line, is its own input form
+(`--input-format text`, the default for a `.txt` file). `ResultFile` appends
+one complete line per result, written in one call and synced to disk, and `done_ids` reads
 back which ids an earlier run finished, dropping a line that a kill cut short.
 """
 
@@ -13,13 +16,33 @@ import json
 import os
 import stat
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any, BinaryIO
 
+from langchain_structx._cli.summary import Progress, Tally, usage_tokens
 from langchain_structx.errors import StructxError
+
+__all__ = (
+    "INPUT_FORMATS",
+    "INVALID_LINE",
+    "MAX_LINE_BYTES",
+    "BatchInputError",
+    "OutputWriteError",
+    "Progress",
+    "Record",
+    "ResultFile",
+    "Tally",
+    "done_ids",
+    "id_key",
+    "input_format",
+    "line_key",
+    "parse_record",
+    "read_records",
+    "stdin_bytes",
+    "usage_tokens",
+)
 
 MAX_LINE_BYTES = 64 << 20
 """The longest batch line read (64 MiB): a bound for a file with no newline."""
@@ -52,11 +75,45 @@ class Record:
     """The text to extract from; None when the record has none."""
     problem: str = ""
     """Why `text` is None."""
+    invalid: bool = False
+    """Whether the line itself is no record (not JSON, or not an object or string)."""
 
     @property
     def key(self) -> str:
-        """The id as canonical JSON, so that `1` and `"1"` stay apart."""
-        return id_key(self.id)
+        """The id as canonical JSON, so that `1` and `"1"` stay apart.
+
+        A line that is not JSON has no id (None): its key names its line instead,
+        in a form no JSON id takes.
+        """
+        return line_key(self.line) if self.id is None else id_key(self.id)
+
+
+INVALID_LINE = "InvalidLineError"
+"""The error type of a JSONL line that does not parse."""
+INPUT_FORMATS = ("auto", "jsonl", "text")
+"""`--input-format`: `auto` reads a `.txt` file as text and anything else as JSONL."""
+
+
+def line_key(number: int) -> str:
+    """The key of the record on line `number` that has no id (it is not JSON).
+
+    Examples:
+        >>> line_key(3)
+        'line 3'
+    """
+    return f"line {number}"
+
+
+def input_format(path: str, chosen: str) -> str:
+    """`jsonl` or `text`: what `--input-format` means for the batch file `path`.
+
+    Examples:
+        >>> input_format("notes.txt", "auto"), input_format("-", "auto")
+        ('text', 'jsonl')
+    """
+    if chosen in ("jsonl", "text"):
+        return chosen
+    return "text" if path.lower().endswith(".txt") else "jsonl"
 
 
 def id_key(value: Any) -> str:
@@ -69,14 +126,15 @@ def id_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def read_records(path: str) -> list[Record]:
+def read_records(path: str, form: str = "jsonl") -> list[Record]:
     """The records of a batch file, or of stdin for `-`.
 
     A leading byte order mark is dropped. Blank lines are skipped (they keep
-    their number). A line that is a JSON
-    string is that text; a JSON object gives `id` and `text`; any other line is
-    the text itself. A record without a usable text is kept, with its problem,
-    so that it gets an error line of its own.
+    their number). In `text` form each line is a text, its id its line number.
+    In `jsonl` form a line that is a JSON string is that text; a JSON object
+    gives `id` and `text`; a line that does not parse, or another JSON value, is
+    a record without text. A record without a usable text is kept, with its
+    problem, so that it gets an error line of its own.
 
     Raises:
         BatchInputError: When the input is not UTF-8 text, looks binary, or
@@ -87,7 +145,7 @@ def read_records(path: str) -> list[Record]:
     for number, raw in _lines(path):
         if not raw.strip():
             continue
-        record = parse_record(raw, number)
+        record = parse_record(raw, number) if form == "jsonl" else Record(number, number, raw)
         if record.key in seen:
             raise BatchInputError(
                 f"batch id {record.id!r} is on lines {seen[record.key]} and {number}; "
@@ -142,24 +200,43 @@ def parse_record(line: str, number: int) -> Record:
 
     Examples:
         >>> parse_record('{"id": "a", "text": "Ada"}', 1)
-        Record(id='a', line=1, text='Ada', problem='')
+        Record(id='a', line=1, text='Ada', problem='', invalid=False)
         >>> parse_record('{"text": null}', 2).problem
         "the record's text is null"
+        >>> parse_record('{"id": "r3", "text": "Ada"', 3).problem
+        "line 3 is not valid JSON (Expecting ',' delimiter at column 27); fix it, \
+or read the file as plain text with --input-format text"
     """
     try:
         value = json.loads(line)
-    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
-        value = line
+    except ValueError as exc:  # never sent as text: a typo must not lose its id
+        return Record(None, number, None, _not_json(number, exc), invalid=True)
+    except RecursionError:
+        return Record(None, number, None, f"line {number} is nested too deeply to read", True)
     if isinstance(value, dict):
         ident = value.get("id")
         text = value.get("text")
         ident = number if ident is None else ident
     elif isinstance(value, str) or value is None:
         ident, text = number, value
-    else:  # a number, list or boolean on its own: the line is the text
-        ident, text = number, line
+    else:  # a number, list or boolean on its own: not a record
+        kind = "an array" if isinstance(value, list) else "a boolean"
+        kind = "a number" if isinstance(value, int | float) and value is not True else kind
+        kind = "a boolean" if isinstance(value, bool) else kind
+        message = f"line {number} is {kind}, not a JSON object or string"
+        return Record(number, number, None, message, invalid=True)
     problem = _text_problem(text, has_key=not isinstance(value, dict) or "text" in value)
     return Record(ident, number, None if problem else text, problem)
+
+
+def _not_json(number: int, exc: ValueError) -> str:
+    where = str(exc)
+    if isinstance(exc, json.JSONDecodeError):  # "line 1" of one line says nothing: the column
+        where = f"{exc.msg} at column {exc.colno}"
+    return (
+        f"line {number} is not valid JSON ({where}); fix it, "
+        "or read the file as plain text with --input-format text"
+    )
 
 
 def _text_problem(text: Any, *, has_key: bool) -> str:
@@ -200,12 +277,24 @@ def done_ids(path: str, records: list[Record]) -> set[str]:
         if not line.strip():
             continue
         key = _result_key(line)
-        if key is None or key not in known:
-            raise BatchInputError(
-                f"cannot resume: line {number} of {path} is not a result of this batch"
-            )
-        keys.add(key)
+        if key in known:
+            keys.add(key)
+        elif key is None or not key.startswith("line "):
+            raise BatchInputError(_blocked(path, number, key))
+        # else: the error line of a line that did not parse, and parses now: it runs again
     return keys
+
+
+def _blocked(path: str, number: int, key: str | None) -> str:
+    what = (
+        "is not a result line (a JSON object with an 'id')"
+        if key is None
+        else f"holds the result for id {key}, which no record of this batch has"
+    )
+    return (
+        f"cannot resume: line {number} of {path} {what}; delete that line (or correct "
+        "its id) and run again with --resume, or start again with --overwrite"
+    )
 
 
 def _result_key(line: str) -> str | None:
@@ -215,6 +304,8 @@ def _result_key(line: str) -> str | None:
         return None
     if not isinstance(value, dict) or "id" not in value:
         return None
+    if value["id"] is None and isinstance(value.get("line"), int):
+        return line_key(value["line"])
     return id_key(value["id"])
 
 
@@ -232,7 +323,9 @@ class ResultFile:
     ) -> None:
         self._stream = stream
         self._path = path
-        self._fd = -1 if path is None else os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        # 0o666 less the umask, as any tool makes a data file (0644 under umask 022).
+        self._fd = -1 if path is None else os.open(path, flags, 0o666)
         # Only a regular file can be synced or emptied; /dev/null refuses a sync.
         self._regular = self._fd >= 0 and stat.S_ISREG(os.fstat(self._fd).st_mode)
         self._empty_first = empty_first and self._regular
@@ -275,64 +368,3 @@ class ResultFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-
-
-@dataclass(slots=True)
-class Tally:
-    """Counts for the final summary line."""
-
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    tokens: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    def summary(self) -> str:
-        """One line: done, failed, skipped, elapsed time and tokens.
-
-        Examples:
-            >>> Tally(done=3, failed=1, skipped=2, tokens=420).summary().split(", ")[:3]
-            ['batch: 3 done', '1 failed', '2 skipped (already in the output)']
-        """
-        elapsed = time.monotonic() - self.started
-        return (
-            f"batch: {self.done} done, {self.failed} failed, "
-            f"{self.skipped} skipped (already in the output), "
-            f"{elapsed:.1f} s, {self.tokens} tokens"
-        )
-
-
-def usage_tokens(report: Any) -> int:
-    """Total tokens in a report or a usage mapping; 0 when it holds none.
-
-    Examples:
-        >>> usage_tokens({"usage": {"total_tokens": 12}}), usage_tokens(None)
-        (12, 0)
-    """
-    if isinstance(report, dict) and isinstance(report.get("usage"), dict):
-        report = report["usage"]
-    if isinstance(report, dict) and isinstance(report.get("total_tokens"), int):
-        return int(report["total_tokens"])
-    return 0
-
-
-class Progress:
-    """A tqdm bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int, initial: int) -> None:
-        self._bar: Any = None
-        if sys.stderr is not None and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, initial=initial, unit="record", file=sys.stderr)
-
-    def update(self, failed: int) -> None:
-        """One more record finished; `failed` so far."""
-        if self._bar is not None:
-            self._bar.set_postfix(failed=failed, refresh=False)
-            self._bar.update(1)
-
-    def close(self) -> None:
-        """Remove the bar."""
-        if self._bar is not None:
-            self._bar.close()

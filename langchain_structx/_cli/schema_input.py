@@ -27,6 +27,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from langchain_structx._cli.exits import CliError
+from langchain_structx._clip import clip
 from langchain_structx._schemas.normalise import normalize
 from langchain_structx._schemas.unions import defs_of, movable, without_defs
 from langchain_structx.errors import StructxError
@@ -44,6 +45,7 @@ _SCALARS = {
     "bool": {"type": "boolean"},
     "date": {"type": "string", "format": "date"},
 }
+_TYPES = {*_SCALARS, *(f"list[{name}]" for name in _SCALARS)}
 # A field's name is a word in any script (`姓名`), as JSON property names may be.
 _FIELD = re.compile(
     r"(?P<name>[^\W\d]\w*)\s*(?P<opt>\?)?"
@@ -86,7 +88,21 @@ def load_schema(spec: str, *, position: int = 1) -> Any:
         return field_list_schema(fields, title="Item" if position == 1 else f"Item{position}")
     raise SchemaSpecError(
         f"--schema {spec!r} is not a .json file, JSON text, module:Class, "
-        "or a field list such as 'name, age int'"
+        f"or a field list such as 'name, age int'{_field_hint(fields)}"
+    )
+
+
+def _field_hint(fields: list[str]) -> str:
+    """Which part of a would-be field list is no field, and the likely cause."""
+    if len(fields) == 1 and not re.search(r"\s", fields[0]):
+        return ""  # one word that is not a field: a missing file more likely than a list
+    bad = next(f for f in fields if not _FIELD.fullmatch(f))
+    words = bad.split()
+    missing_comma = len(words) > 2 or (len(words) == 2 and words[1].rstrip("?") not in _TYPES)
+    cause = "; a missing comma?" if missing_comma and _FIELD.fullmatch(words[0]) else ""
+    return (
+        f"; the part {clip(repr(bad), 80)} is not a field (a name, an optional type "
+        f"such as int or list[str], ? when optional, then an optional ': description'){cause}"
     )
 
 

@@ -73,6 +73,32 @@ def _leaf_problem(value: Any, limits: Limits) -> str | None:
     return None
 
 
+SURROGATE = (
+    "the string holds a lone surrogate (such as \\ud800), which is no character; "
+    "write the character itself, or both halves of its escape pair"
+)
+"""Why a string with a lone surrogate is refused: no checkpoint or UTF-8 file can keep it."""
+SURROGATE_KEY = "an object key holds a lone surrogate (such as \\ud800), which is no character"
+
+
+def lone_surrogate(text: str) -> bool:
+    r"""Whether `text` holds a surrogate code point on its own (from a `\ud800` escape).
+
+    JSON's `\ud83d\ude00` is read as one character; a half alone is no text a
+    checkpoint serializer or a UTF-8 file can keep (msgpack stores it as `?`), so
+    a value holding one is refused rather than altered later.
+
+    Examples:
+        >>> lone_surrogate("café " + chr(0x1F600)), lone_surrogate("a" + chr(0xD800))
+        (False, True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class Shape(NamedTuple):
     """What `shape_issue` finds in a value before any validator sees it."""
 
@@ -108,6 +134,8 @@ def shape_issue(value: Any, limits: Limits) -> Shape:
     """
     if not isinstance(value, _CONTAINERS):
         problem = _leaf_problem(value, limits)
+        if isinstance(value, str) and not value.isascii() and lone_surrogate(value):
+            problem = SURROGATE
         if problem is None and isinstance(value, str) and len(value) > limits.max_reply_chars:
             problem = _too_large(limits)
         numerals = isinstance(value, str) and may_be_wide(value, limits.max_integer_bits)
@@ -161,9 +189,13 @@ def _scan(
             if not isinstance(key, str):
                 issue = ValidationIssue(materialise(link), "object keys must be strings")
                 return issue, used, numerals
+            if not key.isascii() and lone_surrogate(key):
+                return ValidationIssue(materialise(link), SURROGATE_KEY), used, numerals
             used += len(key)
             numerals = numerals or (len(key) >= wide and is_numeral(key))
         if isinstance(item, str):
+            if not item.isascii() and lone_surrogate(item):
+                return ValidationIssue(materialise((key, link)), SURROGATE), used, numerals
             used += len(item)
             numerals = numerals or (len(item) >= wide and is_numeral(item))
         elif isinstance(item, _CONTAINERS):

@@ -31,7 +31,6 @@ from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError as JSONSchemaSchemaError
 from jsonschema.exceptions import ValidationError as JSONSchemaValidationError
 
 from langchain_structx._exceptions import SchemaError, ValidationIssue
@@ -47,7 +46,6 @@ from langchain_structx._validation.bounds import (
 from langchain_structx._validation.keywords import (
     FORMAT_CHECKER,
     LIMITS,
-    SCHEMA_FORMAT_CHECKER,
     bounded_format,
     multiple_of,
     unevaluated_items,
@@ -57,6 +55,7 @@ from langchain_structx._validation.keywords import (
 )
 from langchain_structx._validation.reach import check_reachable
 from langchain_structx._validation.regexes import compiled
+from langchain_structx._validation.schema_problems import schema_problems
 from langchain_structx.limits import DEFAULT_LIMITS, Limits
 
 MAX_SCHEMA_DEPTH = 64
@@ -315,11 +314,11 @@ class JSONSchemaValidator:
 
 def _check_keywords(schema: Mapping[str, Any]) -> None:
     try:
-        Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMAT_CHECKER)
-    except JSONSchemaSchemaError as exc:
-        raise SchemaError(f"Invalid JSON schema: {_message(exc, DEFAULT_LIMITS)}") from None
+        problems = schema_problems(schema)
     except (RecursionError, OverflowError, ValueError) as exc:
         raise SchemaError(f"Invalid JSON schema: {type(exc).__name__}") from None
+    if problems is not None:
+        raise SchemaError(f"Invalid JSON schema: {problems}")
 
 
 def _out_of_time(exc: _OutOfTime, limits: Limits) -> str:

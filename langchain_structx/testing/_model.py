@@ -19,6 +19,7 @@ from pydantic import Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_structx._models.chat_model import ToolChoice, ToolLike, WholeReplyChatModel
 from langchain_structx.testing._chunks import to_chunks
+from langchain_structx.testing._route import implied_profile
 from langchain_structx.testing._script import (
     FORMAT_COPY_KEY,
     FORMAT_KEY,
@@ -50,11 +51,14 @@ class ScriptedChatModel(WholeReplyChatModel):
 
     A reply scripted without an id gets a unique `run-scripted-...` id, and its tool
     calls without ids get ids derived from it (script ids yourself when a test
-    needs them stable). Unless `profile` is given, the model reports that it takes
-    tools and `tool_choice` and streams tool calls but has no native structured
-    output. A call past the end raises `ScriptExhaustedError`. Popping
-    the script and recording the call happen under one lock, so concurrent calls
-    each get a distinct entry and `calls[i]` is the call that received entry `i`.
+    needs them stable). Unless `profile` is given, the model reports the route
+    its script implies: a script of text replies only takes no tools, so a bare
+    schema is asked for in the prompt; a script with a tool call (or a function
+    entry, or none) takes tools and `tool_choice` and streams tool calls. Neither
+    has native structured output: set `profile` to test that route. A call past
+    the end raises `ScriptExhaustedError`. Popping the script and recording the
+    call happen under one lock, so concurrent calls each get a distinct entry
+    and `calls[i]` is the call that received entry `i`.
 
     Attributes:
         model_name: The model's identity, reported in tracing parameters.
@@ -153,6 +157,8 @@ class ScriptedChatModel(WholeReplyChatModel):
         """
         with _SCRIPT_LOCK:
             if responses is not None:
+                if self.profile == implied_profile(self.responses):  # not set by the test
+                    self.profile = implied_profile(checked_script(responses))
                 self.responses = checked_script(responses)
             self._cursor = 0
             self._calls = []
@@ -200,15 +206,10 @@ class ScriptedChatModel(WholeReplyChatModel):
         return {"model_name": self.model_name, "chunk_size": self.chunk_size}
 
     def _resolve_model_profile(self) -> ModelProfile | None:
-        # What the fake really does: it takes tools and tool_choice and streams
-        # tool-call chunks, but enforces no schema itself, so agents default to
-        # the tool strategy unless a test sets `profile` explicitly.
-        return {
-            "tool_calling": True,
-            "tool_choice": True,
-            "tool_call_streaming": True,
-            "structured_output": False,
-        }
+        # What the fake does: it takes tools and tool_choice and streams tool-call
+        # chunks, but enforces no schema itself. Which route a bare schema takes
+        # follows the script (see `_route`), unless a test sets `profile`.
+        return implied_profile(self.responses)
 
     async def _agenerate(
         self,

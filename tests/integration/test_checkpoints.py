@@ -191,21 +191,29 @@ def test_process_killed_mid_retry_resumes_without_loss_or_duplicates(
     if flavour == "agent":
         # Each attempt of an agent is its own step: the failed one and its feedback
         # were committed before the retry began, and the retry is what died.
-        seen = [*seen, ("ai", "ai-bad"), ("tool", "call-ai-bad")]
         assert before.values["structx_progress"]["attempts"] == 1
+        assert summary(before.values["messages"]) == [
+            *seen,
+            ("ai", "ai-bad"),
+            ("tool", "call-ai-bad"),
+        ]
     else:
-        # A node's attempts share its one step: the dead attempt's messages were
-        # never committed.
+        # A node's attempts share its one step, but each model call's reply was kept
+        # as it came: the resumed node replays the failed one and goes on from there.
         assert before.next == (STRUCTURED_NODE[flavour],)
-    assert summary(before.values["messages"]) == seen
+        assert summary(before.values["messages"]) == seen
+    seen = [*seen, ("ai", "ai-bad"), ("tool", "call-ai-bad")]
 
     result = graph.invoke(None, config())
 
     assert prepare_runs == []  # finished steps are not run again
     assert result["structured_response"] == Contact(name="Ada", email="ada@x.org")
     assert result["structured_response_kind"] == "Contact"
-    # The resumed run goes on from where it was: its budget is not fresh.
-    assert result["structured_output_report"]["attempts"] == (2 if flavour == "agent" else 1)
+    # The resumed run goes on from where it was: its budget is not fresh, and its
+    # report counts the attempt spent before the crash.
+    report = result["structured_output_report"]
+    assert report["attempts"] == 2
+    assert len(report["errors"]) == 1 and "email" in report["errors"][0]
     assert len(model.calls) == 1
     assert summary(model.calls[0].messages) == seen
     assert summary(result["messages"]) == [*seen, ("ai", "ai-good"), ("tool", "call-ai-good")]

@@ -49,3 +49,31 @@ def test_the_same_text_fits_a_larger_n_ctx(default_weights: Path) -> None:
     assert small.returncode == cli.EXIT_USAGE
     assert large.returncode == cli.EXIT_OK, large.stderr
     assert "Ada" in large.stdout
+
+
+def test_eval_on_the_embedded_model_saves_a_profile_extract_uses(
+    default_weights: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = str(ROOT)
+    profile = tmp_path / "profile.json"
+    inputs = ROOT / "examples" / "contact" / "eval.jsonl"
+    schema = str(ROOT / "examples" / "contact" / "contact.json")
+    command = [STRUCTX or "structx", "eval", "--schema", schema, "--inputs", str(inputs)]
+    command += ["--limit", "2", "--strategies", "tool,json", "--save-profile", str(profile)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith(("| tool", "| json"))]
+    assert len(rows) == 2 and "recommended: " in result.stdout
+    saved = profile.read_text()
+    assert '"format": "structx-strategy-profile/1"' in saved
+    extracted = _structx(
+        "--schema",
+        schema,
+        "--profile",
+        str(profile),
+        "--report",
+        text="Reach Maria Lopez at maria.lopez@example.org.",
+    )
+    assert extracted.returncode == cli.EXIT_OK, extracted.stderr
+    assert "maria.lopez@example.org" in extracted.stdout

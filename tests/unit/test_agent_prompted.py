@@ -166,7 +166,7 @@ def test_prose_without_json_is_retried_with_feedback():
     retry = model.calls[1]
     assert [m.type for m in retry.messages] == ["system", "human", "ai", "human"]
     assert retry.messages[-1].content == (
-        "Error: The answer does not match Contact: "
+        "Error: The answer is not valid JSON: "
         "no JSON object or array found in the text.\n Please fix your mistakes."
     )
     assert retry.messages[0].content == CONTACT_PROMPT

@@ -253,7 +253,7 @@ def test_unparseable_text_is_retried_with_a_parse_error():
 
     assert len(model.calls) == 2
     assert model.calls[1].messages[-1].content == (
-        "Error: The answer does not match Contact: "
+        "Error: The answer is not valid JSON: "
         "no JSON object or array found in the text.\n Please fix your mistakes."
     )
     assert result["structured_output_report"]["errors"][0].startswith("parse: ")

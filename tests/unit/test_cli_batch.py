@@ -30,16 +30,25 @@ DEEP = "[" * 5000 + "]" * 5000
         ('{"text": "Ada"}', 3, "Ada", ""),
         ('{"id": null, "text": "Ada"}', 3, "Ada", ""),
         ('"Ada"', 3, "Ada", ""),
-        ("Ada, plain", 3, "Ada, plain", ""),
-        ("42", 3, "42", ""),
+        # Not JSON: no id, no text (never sent as text); `--input-format text` reads it.
+        (
+            "Ada, plain",
+            None,
+            None,
+            "line 3 is not valid JSON (Expecting value at column 1); "
+            "fix it, or read the file as plain text with --input-format text",
+        ),
+        ("42", 3, None, "line 3 is a number, not a JSON object or string"),
+        ("[1]", 3, None, "line 3 is an array, not a JSON object or string"),
+        ("false", 3, None, "line 3 is a boolean, not a JSON object or string"),
         ('{"id": 1}', 1, None, "the record has no 'text'"),
         ('{"text": null}', 3, None, "the record's text is null"),
         ('{"text": ["a"]}', 3, None, "the record's text is a list, not a string"),
         ('{"text": "  "}', 3, None, "the record's text is empty"),
         ('""', 3, None, "the record's text is empty"),
         ("null", 3, None, "the record's text is null"),
-        # Nested past what the JSON reader can follow: read as text, like any non-JSON line.
-        (DEEP, 3, DEEP, ""),
+        # Nested past what the JSON reader can follow: an error record too.
+        (DEEP, None, None, "line 3 is nested too deeply to read"),
     ],
 )
 def test_each_kind_of_line(line: str, ident: object, text: str | None, problem: str) -> None:

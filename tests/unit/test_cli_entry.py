@@ -254,7 +254,11 @@ def _assert_interrupted(process: subprocess.Popen[str]) -> None:
         process.communicate()
         raise
     assert process.returncode == cli.EXIT_INTERRUPTED
-    assert err.strip().splitlines()[-1] == "structx: interrupted"
+    # Printed to stdout, so nothing to resume: the line says the printed lines are whole.
+    assert err.strip().splitlines()[-1] == (
+        "structx: interrupted after 0 of 1 records; "
+        "the lines printed are complete (use --output FILE to --resume)"
+    )
     assert "Traceback" not in err
 
 
@@ -319,5 +323,5 @@ def test_resume_refuses_an_output_of_another_batch(schema: str, tmp_path: Path) 
     argv = ["--batch", str(batch), "--output", str(output), "--resume"]
     result = structx("extract", "--schema", schema, *ECHO, *argv)
     assert result.returncode == cli.EXIT_USAGE
-    assert "not a result of this batch" in one_error_line(result)
+    assert 'holds the result for id "elsewhere", which no record' in one_error_line(result)
     assert output.read_text() == '{"id": "elsewhere", "output": {}}\n'

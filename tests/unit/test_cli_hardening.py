@@ -128,14 +128,15 @@ def test_a_lone_surrogate_in_a_batch_id_is_written_as_an_escape(
     assert [json.loads(line)["id"] for line in lines] == ["a\udcff", "b"]
 
 
-def test_a_lone_surrogate_in_the_value_is_written_as_an_escape(
-    schema: str, scripted: ScriptedChatModel, tmp_path: Path
+def test_a_lone_surrogate_in_the_value_is_refused_not_written(
+    schema: str, scripted: ScriptedChatModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scripted.reset(['{"name": "B\\ud800"}'])
+    scripted.reset(['{"name": "B\\ud800"}', '{"name": "B\\ud800"}'])
     output = tmp_path / "out.json"
-    code = cli.main(["extract", "--schema", schema, "--output", str(output), "B"])
-    assert code == cli.EXIT_OK
-    assert json.loads(output.read_bytes().decode("utf-8")) == {"name": "B\ud800"}
+    argv = ["extract", "--schema", schema, "--output", str(output), "--max-retries", "1", "B"]
+    assert cli.main(argv) == cli.EXIT_FAILED
+    assert "lone surrogate" in _error(capsys)
+    assert not output.exists()
 
 
 def test_overwrite_keeps_the_old_output_when_the_model_cannot_be_loaded(

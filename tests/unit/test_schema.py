@@ -419,13 +419,20 @@ def test_duplicate_variant_names_are_a_schema_error(schema, shown):
     [
         (
             {"type": "objectx"},
-            "Invalid JSON schema: 'objectx' is not valid under any of the given schemas",
+            "Invalid JSON schema: 1 problem: at $.type: 'objectx' is not a JSON type: use "
+            "array, boolean, integer, null, number, object or string, or a list",
         ),
-        ({"type": "object", "properties": 5}, "Invalid JSON schema: 5 is not of type 'object'"),
-        ({"type": "object", "required": "x"}, "Invalid JSON schema: 'x' is not of type 'array'"),
+        (
+            {"type": "object", "properties": 5},
+            "Invalid JSON schema: 1 problem: at $.properties: 5 is not of type 'object'",
+        ),
+        (
+            {"type": "object", "required": "x"},
+            "Invalid JSON schema: 1 problem: at $.required: 'x' is not of type 'array'",
+        ),
         (
             {"type": "string", "minLength": -1},
-            "Invalid JSON schema: -1 is less than the minimum of 0",
+            "Invalid JSON schema: 1 problem: at $.minLength: -1 is less than the minimum of 0",
         ),
     ],
     ids=["bad-type", "bad-properties", "bad-required", "bad-min-length"],

@@ -1,0 +1,65 @@
+"""Model calls of a graph node, kept in its checkpoint as they end.
+
+A node runs every attempt of a run in one graph step, so a step cut short
+(the process killed in a retry, a provider error) used to leave no trace of the
+attempts before: the resumed node started a fresh run, with a fresh retry budget,
+and its report forgot them. Run as a LangGraph task, each call's reply is
+written to the checkpoint when it arrives; the resumed node replays those
+replies in order (no model call), so the run goes on from the attempt that was
+cut short, as the agent's run does. Outside a graph with a checkpointer there is
+nothing to resume, and the call is made directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.func import task
+
+_CALL_KEY = "__pregel_call"
+"""Where LangGraph puts a running step's task launcher (`CONFIG_KEY_CALL`)."""
+_CHECKPOINTER_KEY = "__pregel_checkpointer"
+"""Where LangGraph puts the graph's checkpointer (`CONFIG_KEY_CHECKPOINTER`)."""
+
+
+def _call_model(model: Any, prompt: list[Any]) -> AIMessage:
+    return model.invoke(prompt)  # type: ignore[no-any-return]
+
+
+async def _acall_model(model: Any, prompt: list[Any]) -> AIMessage:
+    return await model.ainvoke(prompt)  # type: ignore[no-any-return]
+
+
+_NAME = "structx_model_call"
+"""The tasks' name, as traces and the checkpoint's writes show it."""
+# langgraph's overloads type the decorator form for one kind of function only.
+_MODEL_CALL: Any = task(name=_NAME)(_call_model)  # type: ignore[arg-type]
+_AMODEL_CALL: Any = task(name=_NAME)(_acall_model)  # type: ignore[arg-type]
+
+
+def checkpointed() -> bool:
+    """Whether this runs in a graph step whose graph keeps checkpoints."""
+    from langgraph.config import get_config
+
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a runnable: called by hand
+        return False
+    return configurable.get(_CALL_KEY) is not None and bool(configurable.get(_CHECKPOINTER_KEY))
+
+
+def invoke(model: Any, prompt: list[Any]) -> AIMessage:
+    """`model.invoke(prompt)`, its reply kept in the checkpoint when there is one."""
+    if not checkpointed():
+        return _call_model(model, prompt)
+    reply: AIMessage = _MODEL_CALL(model, prompt).result()
+    return reply
+
+
+async def ainvoke(model: Any, prompt: list[Any]) -> AIMessage:
+    """Async form of `invoke`."""
+    if not checkpointed():
+        return await _acall_model(model, prompt)
+    reply: AIMessage = await _AMODEL_CALL(model, prompt)
+    return reply
