@@ -15,7 +15,7 @@ import grimp
 import langchain_structx
 
 PACKAGE = Path(langchain_structx.__file__).resolve().parent
-STRATEGY_NAMES = ("tool", "provider", "prompted", "auto")
+STRATEGY_NAMES = ("tool", "provider", "prompted")
 
 
 def _reachable(graph: grimp.ImportGraph, start: str) -> set[str]:
