@@ -1,9 +1,10 @@
 """Benchmark: the embedded model with the lean strict schemas, beside the schemas sent before.
 
 The embedded weights are served by llama-cpp-python's OpenAI-compatible server
-(`python -m llama_cpp.server`, on 127.0.0.1), which turns a strict
-`response_format` or a named tool into a grammar: the schema we send decides
-what the model can write. `ChatOpenAI` is pointed at it, and over extraction
+(`python -m llama_cpp.server`, on 127.0.0.1), which turns a named tool into a
+grammar: the schema we send decides what the model can write. (It refuses a
+`json_schema` response format; `AutoStrategy` then sends the same strict schema
+as the named tool.) `ChatOpenAI` is pointed at it, and over extraction
 tasks of `tests/integration/local_tasks.py` (plus a JSON-schema contact whose
 phone is optional and nullable, with and without a phone in the text), each
 configuration prints valid answers and answers with every field right:
@@ -35,6 +36,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
+if "--child" not in sys.argv:
+    sys.path.insert(0, str(ROOT))
 
 CONTACT_DICT: dict[str, Any] = {
     "title": "ContactCard",
@@ -112,17 +115,17 @@ def child(args: argparse.Namespace) -> int:
     import local_model as lm
     from local_tasks import ALL_TASKS, Task
 
-    from langchain_structx import ProviderStrategy, ToolStrategy
+    from langchain_structx import AutoStrategy
 
     if args.no_marker:
         no_marker()
     tasks = [t for t in ALL_TASKS if t.id in TASK_IDS]
     tasks += [Task(i, CONTACT_DICT, text, "ContactCard", exp) for i, text, exp in EXTRA_TASKS]
     model = lm.openai_model(args.base_url, args.model_id, args.max_tokens)
-    makers = {
-        "provider": lambda s: ProviderStrategy(s, strict=True, max_retries=args.max_retries),
-        "tool": lambda s: ToolStrategy(s, strict=True, max_retries=args.max_retries),
-    }
+    # AutoStrategy as a user leaves it: the server refuses a `json_schema` response
+    # format, and the route that follows sends the strict schema as a named tool,
+    # which the server enforces with a grammar.
+    makers = {"auto": lambda s: AutoStrategy(s, max_retries=args.max_retries)}
     rows = []
     for strategy in args.strategy:
         config = lm.Config(strategy, "ours", lm.ours(model, makers[strategy]))
@@ -184,13 +187,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp server threads")
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--max-retries", type=int, default=1)
-    parser.add_argument("--strategy", action="append", choices=("provider", "tool"))
+    parser.add_argument("--strategy", action="append", choices=("auto",))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-marker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--model-id", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    args.strategy = args.strategy or ["provider", "tool"]
+    args.strategy = args.strategy or ["auto"]
     return args
 
 

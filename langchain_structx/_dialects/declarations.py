@@ -96,7 +96,7 @@ def _schema(
         out["enum"] = list(member["enum"])
     if names and names[0] == "object":
         properties = member.get("properties") or {}
-        out["properties"] = {name: property_schema(sub) for name, sub in properties.items()}
+        out["properties"] = {name: _named(name, sub) for name, sub in properties.items()}
         out["required"] = [r for r in member.get("required") or () if r in properties]
     if names and names[0] == "array":
         out["items"] = _items(member.get("items") or {})
@@ -112,6 +112,15 @@ def _items(node: dict[str, Any]) -> dict[str, Any]:
 
 def _union(members: list[dict[str, Any]], nullable: bool) -> list[dict[str, Any]]:
     return [_schema(m, nullable=nullable, titled=True) for m in members]
+
+
+def _named(name: str, node: dict[str, Any]) -> dict[str, Any]:
+    out = property_schema(node)
+    if name == "title" and "description" not in out:
+        # The client describes a property named "title" that has no description
+        # with the text of its schema; a description of its own keeps it out.
+        out["description"] = "the title"
+    return out
 
 
 def property_schema(node: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +150,7 @@ def declaration_parameters(schema: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     return {
         "type": "OBJECT",
-        "properties": {name: property_schema(sub) for name, sub in properties.items()},
+        "properties": {name: _named(name, sub) for name, sub in properties.items()},
         "required": [r for r in schema.get("required") or () if r in properties],
     }
 
