@@ -82,8 +82,19 @@ def _members(node: dict[str, Any]) -> list[dict[str, Any]]:
     return members
 
 
+def _structured(name: str, value: dict[str, Any]) -> Any:
+    """Answer with our tool when it is offered (beside the caller's), else as text."""
+
+    def model(ask: Ask) -> Reply:
+        if name in ask.tools:
+            return Reply(calls=((name, value),))
+        return _answer(value)(ask)
+
+    return model
+
+
 def _run(strategy: Any, answer: dict[str, Any], stream: bool, tools: Any = ()) -> Any:
-    with fake("gemini", _answer(answer)) as server:
+    with fake("gemini", _structured(strategy.schemas.variants[0].name, answer)) as server:
         agent = create_agent(client("gemini", server), list(tools), response_format=strategy)
         if stream:
             state: dict[str, Any] = {}
@@ -139,15 +150,16 @@ def lookup(query: str) -> str:
     return query
 
 
-def test_auto_beside_the_callers_tool() -> None:
-    answer = {"label": "box", "weight": None, "sender": None}
-    result, requests = _run(AutoStrategy(Parcel), answer, False, tools=[lookup])
-    assert result == Parcel(label="box")
-    body = requests[-1]
-    assert "lookup" in json.dumps(body["tools"])
-    if any(d["name"] == "Parcel" for t in body["tools"] for d in t["functionDeclarations"]):
-        weight = _parameters(body, "Parcel")["properties"]["weight"]
-        assert _members(weight) == [{"type": "INTEGER", "nullable": True}]
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_auto_beside_the_callers_tool(stream: bool) -> None:
+    answer = {"label": "box", "weight": 2, "sender": None}
+    result, requests = _run(AutoStrategy(Parcel), answer, stream, tools=[lookup])
+    assert result == Parcel(label="box", weight=2)
+    (body,) = requests
+    names = [d["name"] for t in body["tools"] for d in t["functionDeclarations"]]
+    assert names == ["lookup", "Parcel"]
+    weight = _parameters(body, "Parcel")["properties"]["weight"]
+    assert _members(weight) == [{"type": "INTEGER", "nullable": True}]
 
 
 def test_the_fake_refuses_what_gemini_does_not_know() -> None:
