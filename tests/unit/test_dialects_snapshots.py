@@ -112,9 +112,7 @@ EXPECTED: dict[tuple[str, str], Any] = {
             "title": "Person",
         },
         "wrapped": False,
-        "dropped": (
-            "$.properties.name: minLength 1 (enforced by validation)",
-        ),
+        "dropped": ("$.properties.name: minLength 1 (enforced by validation)",),
     },
     ("person", "anthropic"): {
         "schema": {
