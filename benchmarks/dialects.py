@@ -85,7 +85,9 @@ def instances(schema: Any) -> list[Any]:
 def ours(row: Row, dialect: str, schema: Any, values: list[Any]) -> None:
     row.schemas += 1
     try:
-        result = transform(schema, dialect)  # type: ignore[arg-type]
+        # The values drawn include undeclared keys wherever JSON Schema admits
+        # them: carry them (by default an object that omits them is closed).
+        result = transform(schema, dialect, carry_undeclared=True)  # type: ignore[arg-type]
     except DialectError:
         row.fallback += 1
         return

@@ -12,15 +12,17 @@ What changes, per dialect:
 
 * the root becomes an object (`{"value": ...}`) when it is not one;
 * objects get closed; maps (open objects) become lists of key/value entries, and
-  the undeclared keys of an object with named properties (allowed unless
-  `additionalProperties` is false) travel the same way beside them;
+  the other keys of an object with named properties (where the schema admits
+  them: `additionalProperties` true or a schema) travel the same way beside them;
+  an object that says nothing of other keys is closed, as strict modes close it;
   tuples become objects keyed `item_0`, `item_1`, ...; free-form values become
   JSON text; enums the provider cannot take become enums of JSON text;
 * Anthropic: nullable scalars are an `anyOf` with `null` (never a `type` list);
 * Gemini: a definition that recurs through optional properties stays a `$ref`;
 * OpenAI only: every property becomes required, optional ones nullable (`null`
-  means absent; `{"explicit_null": true}` means an explicit `null` when the
-  original property accepts `null`);
+  means absent; when the original property accepts `null` too, and absent and
+  `null` validate to different values, `{"explicit_null": true}` means an
+  explicit `null`);
 * `allOf` is merged, `oneOf` becomes `anyOf`, type lists become `anyOf`;
 * constraints the provider does not enforce are removed, described in the node's
   `description` so the model still sees them, and listed in `dropped`; the output is
@@ -36,10 +38,10 @@ schema's size, and no schema or value makes any step recurse without bound.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
-from langchain_structx._dialects import anthropic, gemini, openai
+from langchain_structx._dialects import anthropic, declarations, gemini, openai
 from langchain_structx._dialects.codecs import PENDING, Codec
 from langchain_structx._dialects.guard import (
     check_references,
@@ -185,7 +187,8 @@ def transform(
     dialect: Dialect,
     *,
     limits: Limits = DEFAULT_LIMITS,
-    carry_undeclared: bool = True,
+    carry_undeclared: bool = False,
+    defaults_apply: bool = False,
 ) -> Transformed:
     """Rewrite a JSON Schema for a provider's strict structured-output mode.
 
@@ -195,10 +198,15 @@ def transform(
         limits: Bounds for the values later given to `encode` and `restore`
             (`max_depth`, capped at `MAX_VALUE_DEPTH`).
         carry_undeclared: An object that names properties and says nothing of
-            others admits other keys (JSON Schema's default); they travel as
-            key/value entries, so such values round-trip too. False closes
-            these objects instead (an explicit `additionalProperties` is still
-            honoured), for validators that drop undeclared keys anyway.
+            others is closed, as strict modes close it (an explicit
+            `additionalProperties` true or schema is honoured: such keys travel
+            as key/value entries). True carries the undeclared keys JSON Schema
+            would admit there too, at the cost of an `extra_properties` list in
+            every such object.
+        defaults_apply: The validator fills in a property's `default` when the
+            key is absent (Pydantic models, dataclasses). Where every property
+            must be sent (OpenAI), an optional property that accepts `null` then
+            needs no marker for an explicit `null`: absent is sent as the default.
 
     Returns:
         The provider schema and the codec between both shapes.
@@ -222,6 +230,50 @@ def transform(
     """
     if dialect not in _RULES:
         raise UserError(f"Unknown dialect {dialect!r}; expected one of {get_args(Dialect)}")
+    return _transform(schema, dialect, _RULES[dialect], limits, carry_undeclared, defaults_apply)
+
+
+def transform_for_tools(
+    schema: Mapping[str, Any],
+    dialect: Dialect,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    defaults_apply: bool = False,
+) -> Transformed:
+    """`transform` for a tool's parameters, in the form the provider's client forwards.
+
+    Gemini's function declarations take Gemini's own `Schema`, which
+    `langchain-google-genai` builds from the JSON schema it is given and
+    degrades on the way (see `_dialects.declarations`): they are written in the
+    part of it the client forwards unchanged. Other dialects take their tool
+    parameters as `transform` writes them.
+
+    Raises:
+        DialectError: As `transform`; also for recursive parameters (a client
+            turns them into a schema type without references) and for Gemini
+            parameters the installed client would change.
+    """
+    if dialect != "gemini":
+        found = transform(schema, dialect, limits=limits, defaults_apply=defaults_apply)
+    else:
+        found = _transform(schema, dialect, declarations.TOOL_RULES, limits, False, defaults_apply)
+    if "$defs" in found.schema:
+        raise DialectError(dialect, "tool parameters cannot be recursive")
+    if dialect != "gemini":
+        return found
+    parameters = declarations.declaration_parameters(found.schema)
+    declarations.check_forwarded(parameters)
+    return replace(found, schema=parameters)
+
+
+def _transform(
+    schema: Mapping[str, Any] | bool,
+    dialect: Dialect,
+    rules: Rules,
+    limits: Limits,
+    carry_undeclared: bool,
+    defaults_apply: bool,
+) -> Transformed:
     if schema is False:
         raise DialectError(dialect, "the schema false accepts no value")
     if schema is True:
@@ -232,7 +284,7 @@ def transform(
     root, defs = normalise_refs(document, dialect)
     check_references(root, defs, dialect)
     check_shapes(root, defs)
-    walker = Walker(_RULES[dialect], defs, carry_undeclared=carry_undeclared)
+    walker = Walker(rules, defs, carry_undeclared=carry_undeclared, defaults_apply=defaults_apply)
     try:
         with deadline(limits.validation_seconds):
             out, codec, wrapped = walker.run(root)

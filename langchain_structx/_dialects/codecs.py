@@ -135,11 +135,14 @@ class Field:
             so `null` stands for "absent".
         marker: When the optional key also accepts `null`, an explicit `null` travels
             as `{marker: true}`.
+        absent_as: What the provider sends for the optional key when it is absent,
+            in the provider's shape (the default the validator fills in).
     """
 
     codec: Codec
     null_is_absent: bool = False
     marker: str | None = None
+    absent_as: Any = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ class ObjectCodec(Codec):
                 marked = spec.marker is not None and item is None
                 out[name] = {spec.marker: True} if marked else spec.codec.encode(item)
             elif self.fill_absent:
-                out[name] = None
+                out[name] = spec.absent_as
         rest = {k: v for k, v in value.items() if k not in self.fields}
         if self.extras_key is not None:
             out[self.extras_key] = self.extras.encode(rest)

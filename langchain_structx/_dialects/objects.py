@@ -2,15 +2,18 @@
 
 * Optional properties stay optional where the dialect allows it. Where every
   property must be required (OpenAI), an optional property becomes nullable and
-  `null` stands for "absent". When the original property itself accepts `null`,
-  an explicit `null` travels as `{"explicit_null": true}` so that absent and `null`
-  stay distinct.
-* Open objects (`additionalProperties` not false, `patternProperties`) cannot be
-  closed without losing keys: their extra keys travel as a list of
+  `null` stands for "absent". A property that itself accepts `null` needs more
+  only when absent and `null` validate to different values: when the validator
+  fills in a `default` (`defaults_apply`: Pydantic models, dataclasses), absent
+  is the default, so `null` stays `null` and an absent key is sent as its
+  default (a `null` default makes both the same). Otherwise (a JSON schema, a
+  TypedDict) an explicit `null` travels as `{"explicit_null": true}`.
+* Open objects (`additionalProperties` true or a schema, `patternProperties`)
+  cannot be closed without losing keys: their extra keys travel as a list of
   `{"key": ..., "value": ...}` entries, in a property `extra_properties` when the
   object also has named properties. An object that names properties and says
-  nothing about others is open too (JSON Schema's default), unless the walker
-  was asked to close such objects (`carry_undeclared=False`).
+  nothing about others is closed, as every strict mode closes it, unless the
+  walker was asked to carry undeclared keys (`carry_undeclared=True`).
 * Tuples (`prefixItems`) travel as objects with keys `item_0`, `item_1`, ... plus
   `rest` for the items after the prefix.
 """
@@ -39,6 +42,7 @@ class Walker(Protocol):
 
     rules: Rules
     carry_undeclared: bool
+    defaults_apply: bool
     original: SchemaChecks
 
     def node(self, schema: Any, path: str) -> Result:
@@ -67,17 +71,17 @@ _OBJECT_USED = _MAP_KEYWORDS | {"properties", "required"}
 _TUPLE_USED = frozenset({"prefixItems", "items", "minItems", "maxItems"})
 
 
-def is_open(schema: dict[str, Any], carry_undeclared: bool = True) -> bool:
+def is_open(schema: dict[str, Any], carry_undeclared: bool = False) -> bool:
     """Tell whether an object node admits keys beyond its named properties.
 
-    An object that names properties but says nothing about other keys is open,
-    as JSON Schema has it; with `carry_undeclared=False` it is treated as closed
-    (what every strict dialect, and LangChain, does with it).
+    An object that names properties but says nothing about other keys is taken
+    as closed (what every strict dialect, the SDKs and LangChain do with it);
+    with `carry_undeclared=True` it is open, as JSON Schema has it.
 
     Examples:
         >>> node = {"type": "object", "properties": {"a": {}}}
-        >>> is_open(node), is_open(node, carry_undeclared=False)
-        (True, False)
+        >>> is_open(node), is_open(node, carry_undeclared=True)
+        (False, True)
     """
     default = carry_undeclared or "properties" not in schema
     extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", default))
@@ -98,6 +102,8 @@ def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) 
                 raise w.fail(f"{path}: required property {name!r} accepts no value")
             continue
         out_sub, codec = w.node(sub, f"{path}.properties.{name}")
+        if out_sub.get("title") == default_title(name):
+            del out_sub["title"]  # says nothing the key does not
         out_props[name], fields[name] = _field(w, sub, out_sub, codec, name not in required)
     names = list(out_props) if w.rules.all_required else [n for n in out_props if n in required]
     extras_key, extras = None, IDENTITY
@@ -107,10 +113,21 @@ def object_node(w: Walker, schema: dict[str, Any], path: str, notes: list[str]) 
         names.append(extras_key)
     w.leftovers(schema, "object", set(_OBJECT_USED), path, notes)
     codec = ObjectCodec(fields, w.rules.all_required, extras_key, extras)
-    plain = all(f.codec.identity and not f.null_is_absent for f in fields.values())
+    filled = w.rules.all_required and any(n not in required for n in out_props)
+    plain = not filled and all(f.codec.identity and not f.null_is_absent for f in fields.values())
     return shapes.close(w.rules, out_props, names), (
         IDENTITY if plain and not extras_key else codec
     )
+
+
+def default_title(name: str) -> str:
+    """The title Pydantic gives a field when none is set.
+
+    Examples:
+        >>> default_title("font_size")
+        'Font Size'
+    """
+    return name.title().replace("_", " ").strip()
 
 
 def _field(
@@ -118,6 +135,11 @@ def _field(
 ) -> tuple[dict[str, Any], Field]:
     if not (optional and w.rules.all_required):
         return out, Field(codec)
+    default = _applied_default(w, orig)
+    if default is not _NO_DEFAULT:
+        # Absent validates to the default: the key is sent as it is, and an
+        # absent key as its default; `null` keeps its own meaning, if any.
+        return out, Field(codec, absent_as=codec.encode(default))
     if not w.original.accepts(orig, None):
         return shapes.nullable(out), Field(codec, null_is_absent=True)
     marker = shapes.unique("explicit_null", shapes.dump(out))
@@ -125,7 +147,7 @@ def _field(
     meta: dict[str, Any] = {k: out[k] for k in ("title", "description") if k in out}
     inner = shapes.nullable({k: v for k, v in out.items() if k not in meta})
     members = inner["anyOf"] if set(inner) == {"anyOf"} else [inner]
-    note = f'null leaves the field out; {{"{marker}": true}} sends an explicit null'
+    note = f'null: omitted; {{"{marker}": true}}: null'
     base = meta.get("description")
     marked: dict[str, Any] = {
         **meta,
@@ -133,6 +155,17 @@ def _field(
         "anyOf": [*members, shapes.close(w.rules, {marker: flag}, [marker])],
     }
     return marked, Field(codec, null_is_absent=True, marker=marker)
+
+
+_NO_DEFAULT: Any = object()
+
+
+def _applied_default(w: Walker, orig: Any) -> Any:
+    """The default the validator fills in for an absent key, or `_NO_DEFAULT`."""
+    if not (w.defaults_apply and isinstance(orig, dict) and "default" in orig):
+        return _NO_DEFAULT
+    default = orig["default"]
+    return default if w.original.accepts(orig, default) else _NO_DEFAULT
 
 
 def _entry(key: Any, value: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_structx._dialects.jsonvalues import dump_json
 from langchain_structx._dialects.rules import TYPE_KEYWORDS, Rules
 
-JSON_TEXT = "A JSON-encoded value (any JSON: object, array, string, number, boolean or null)."
+JSON_TEXT = "any JSON value, as JSON text"
 _ENUMS = frozenset({"enum", "const"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 

@@ -58,10 +58,16 @@ class Walker:
     """Transform one schema for one dialect (single use)."""
 
     def __init__(
-        self, rules: Rules, defs: dict[str, Any], *, carry_undeclared: bool = True
+        self,
+        rules: Rules,
+        defs: dict[str, Any],
+        *,
+        carry_undeclared: bool = False,
+        defaults_apply: bool = False,
     ) -> None:
         self.rules = rules
         self.carry_undeclared = carry_undeclared
+        self.defaults_apply = defaults_apply
         self.defs = defs
         self.out_defs: dict[str, Any] = {}
         self.codecs: dict[str, Codec] = {}
@@ -201,7 +207,8 @@ class Walker:
         if "$ref" in out:
             return out
         for key in ("default", "examples"):
-            if key in schema:
+            # A `null` default says only that absent means null: nothing to tell.
+            if key in schema and not (key == "default" and schema[key] is None):
                 notes.append(self.drop(path, key, schema[key], "described, not applied"))
         if isinstance(schema.get("title"), str):
             out["title"] = schema["title"]

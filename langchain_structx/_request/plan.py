@@ -21,8 +21,8 @@ from langchain_structx._request.envelope import ENVELOPE_DATA as ENVELOPE_DATA
 from langchain_structx._request.envelope import ENVELOPE_KIND as ENVELOPE_KIND
 from langchain_structx._request.envelope import envelope_schema, object_root
 from langchain_structx._schemas.normalise import SchemaSet, Variant
-from langchain_structx.dialects import Dialect, Transformed, transform
-from langchain_structx.errors import DialectError, UserError
+from langchain_structx.dialects import Dialect, Transformed, transform, transform_for_tools
+from langchain_structx.errors import UserError
 from langchain_structx.limits import Limits
 
 T = TypeVar("T")
@@ -255,17 +255,14 @@ class Plan:
         return CallSpec(strategy="tool", tools=tools, tool_choice=choice, tool_restore=rewritten)
 
     def _variant_in(self, variant: Variant, dialect: Dialect) -> Transformed:
-        found = transform(
+        # The client turns tool parameters into its own schema type, which has
+        # no references: a recursive schema cannot travel as a tool.
+        return transform_for_tools(
             variant.json_schema,
             dialect,
             limits=self.limits,
-            carry_undeclared=variant.origin == "json_schema",
+            defaults_apply=variant.origin in _DEFAULTS_APPLY,
         )
-        if "$defs" in found.schema:
-            # The client turns tool parameters into its own schema type, which
-            # has no references: a recursive schema cannot travel as a tool.
-            raise DialectError(dialect, "tool parameters cannot be recursive")
-        return found
 
     def instructions(self) -> str:
         """The prompted strategy's system-prompt text, rendered once per plan."""
@@ -296,12 +293,12 @@ class Plan:
         """The answer's schema rewritten for `dialect`, computed once per dialect."""
         found = self._dialects.get(dialect)
         if found is None:
-            # Undeclared keys are carried where the validator keeps them: JSON
-            # Schema does; Pydantic, dataclasses and TypedDicts drop them (or
-            # declare `additionalProperties` themselves when they keep them).
-            carry = any(v.origin == "json_schema" for v in self.schemas.variants)
+            # Objects that say nothing of other keys are closed (strict modes
+            # close them). Pydantic and dataclasses fill in defaults, so an
+            # absent key can be sent as its default.
+            fills = all(v.origin in _DEFAULTS_APPLY for v in self.schemas.variants)
             found = transform(
-                self.output_schema(), dialect, limits=self.limits, carry_undeclared=carry
+                self.output_schema(), dialect, limits=self.limits, defaults_apply=fills
             )
             self._dialects[dialect] = found
         return found
@@ -323,6 +320,7 @@ class Plan:
 
 
 _ALWAYS_STRICT = ("anthropic", "gemini")
+_DEFAULTS_APPLY = ("pydantic", "dataclass")
 
 
 def _response_format(name: str, schema: dict[str, Any], strict: bool | None) -> dict[str, Any]:

@@ -94,9 +94,8 @@ EXPECTED: dict[tuple[str, str], Any] = {
                 "name": {"type": "string", "description": "(minLength: 1)"},
                 "age": {"type": ["integer", "null"], "minimum": 0},
                 "email": {
-                    "description": "(default: null) (null leaves the field "
-                    'out; {"explicit_null": true} sends an '
-                    "explicit null)",
+                    # A JSON schema does not apply its default: absent and null differ.
+                    "description": '(null: omitted; {"explicit_null": true}: null)',
                     "anyOf": [
                         {"type": ["string", "null"], "format": "email"},
                         {
@@ -113,10 +112,7 @@ EXPECTED: dict[tuple[str, str], Any] = {
             "title": "Person",
         },
         "wrapped": False,
-        "dropped": (
-            "$.properties.name: minLength 1 (enforced by validation)",
-            "$.properties.email: default null (described, not applied)",
-        ),
+        "dropped": ("$.properties.name: minLength 1 (enforced by validation)",),
     },
     ("person", "anthropic"): {
         "schema": {
@@ -125,10 +121,7 @@ EXPECTED: dict[tuple[str, str], Any] = {
                 "name": {"type": "string", "description": "(minLength: 1)"},
                 "age": {"type": "integer", "description": "(minimum: 0)"},
                 # A single type per node: ChatAnthropic's SDK transform takes no type list.
-                "email": {
-                    "description": "(default: null)",
-                    "anyOf": [{"type": "string", "format": "email"}, {"type": "null"}],
-                },
+                "email": {"anyOf": [{"type": "string", "format": "email"}, {"type": "null"}]},
             },
             "required": ["name"],
             "additionalProperties": False,
@@ -138,7 +131,6 @@ EXPECTED: dict[tuple[str, str], Any] = {
         "dropped": (
             "$.properties.name: minLength 1 (enforced by validation)",
             "$.properties.age: minimum 0 (enforced by validation)",
-            "$.properties.email: default null (described, not applied)",
         ),
     },
     ("person", "gemini"): {
@@ -149,7 +141,7 @@ EXPECTED: dict[tuple[str, str], Any] = {
                 "age": {"type": "integer", "description": "(minimum: 0)"},
                 "email": {
                     "type": ["string", "null"],
-                    "description": '(format: "email") (default: null)',
+                    "description": '(format: "email")',
                 },
             },
             "required": ["name"],
@@ -161,7 +153,6 @@ EXPECTED: dict[tuple[str, str], Any] = {
             "$.properties.name: minLength 1 (enforced by validation)",
             "$.properties.age: minimum 0 (enforced by validation)",
             '$.properties.email.anyOf[0]: format "email" (enforced by validation)',
-            "$.properties.email: default null (described, not applied)",
         ),
     },
     ("list_root", "openai"): {
@@ -583,7 +574,9 @@ OPEN = {
 
 @pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini"])
 def test_open_object_carries_undeclared_keys(dialect: Any) -> None:
-    result = transform(OPEN, dialect)
+    # An object that omits additionalProperties is closed, as strict modes close it.
+    assert "extra_properties" not in transform(OPEN, dialect).schema["properties"]
+    result = transform(OPEN, dialect, carry_undeclared=True)
     entries = result.schema["properties"]["extra_properties"]
     assert entries["type"] == "array"
     assert set(entries["items"]["properties"]) == {"key", "value"}
@@ -591,5 +584,5 @@ def test_open_object_carries_undeclared_keys(dialect: Any) -> None:
         encoded = result.encode(value)
         Draft202012Validator(result.schema).validate(encoded)
         assert result.restore(encoded) == value
-    closed = transform(OPEN, dialect, carry_undeclared=False)
-    assert "extra_properties" not in closed.schema["properties"]
+    asked = transform({**OPEN, "additionalProperties": {"type": "integer"}}, dialect)
+    assert "extra_properties" in asked.schema["properties"]

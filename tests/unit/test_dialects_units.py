@@ -157,7 +157,9 @@ def test_definitions_named_like_keywords_survive() -> None:
         "required": ["definitions"],
     }
     t = transform(schema, "openai")
-    assert list(t.schema["properties"]) == ["definitions", "$defs", "extra_properties"]
+    assert list(t.schema["properties"]) == ["definitions", "$defs"]
+    carried = transform(schema, "openai", carry_undeclared=True)
+    assert list(carried.schema["properties"]) == ["definitions", "$defs", "extra_properties"]
 
 
 def test_reference_to_both_definition_tables() -> None:
@@ -314,8 +316,13 @@ def test_a_pydantic_map_of_patterned_keys_is_sent_closed() -> None:
     for dialect in ("openai", "anthropic", "gemini"):
         sent = build_plan(ProviderStrategy(Scores, strict=True)).transformed(dialect)
         entries = sent.schema["properties"]["m"]["items"]
-        assert "anyOf" not in entries and "A JSON-encoded value" not in json.dumps(entries)
+        assert "anyOf" not in entries and "JSON text" not in json.dumps(entries)
         assert sent.restore({"m": [{"key": "ab", "value": 3}]}) == {"m": {"ab": 3}}
-        # A JSON schema's own map admits other keys, of any value, as JSON Schema says.
+        # A JSON schema's map that says nothing of other keys is closed to them too.
+        plain_map = build_plan(ProviderStrategy(json_map, strict=True)).transformed(dialect)
+        assert "anyOf" not in plain_map.schema["properties"]["m"]["items"]
+        # Other keys travel where the schema admits them in so many words.
+        json_map["properties"]["m"]["additionalProperties"] = True  # type: ignore[index]
         open_map = build_plan(ProviderStrategy(json_map, strict=True)).transformed(dialect)
         assert len(open_map.schema["properties"]["m"]["items"]["anyOf"]) == 2
+        del json_map["properties"]["m"]["additionalProperties"]  # type: ignore[attr-defined]

@@ -211,8 +211,8 @@ def test_provider_strategy(strict: bool) -> None:
                             "schema": {
                                 "type": "object",
                                 "properties": {
-                                    "name": {"type": "string", "title": "Name"},
-                                    "age": {"type": "integer", "title": "Age"},
+                                    "name": {"type": "string"},
+                                    "age": {"type": "integer"},
                                 },
                                 "required": ["name", "age"],
                                 "additionalProperties": False,
@@ -284,14 +284,8 @@ def test_provider_strategy_union(strict: bool) -> None:
                                                     "data": {
                                                         "type": "object",
                                                         "properties": {
-                                                            "name": {
-                                                                "type": "string",
-                                                                "title": "Name",
-                                                            },
-                                                            "age": {
-                                                                "type": "integer",
-                                                                "title": "Age",
-                                                            },
+                                                            "name": {"type": "string"},
+                                                            "age": {"type": "integer"},
                                                         },
                                                         "required": ["name", "age"],
                                                         "additionalProperties": False,
@@ -308,12 +302,7 @@ def test_provider_strategy_union(strict: bool) -> None:
                                                     "kind": {"type": "string", "const": "Event"},
                                                     "data": {
                                                         "type": "object",
-                                                        "properties": {
-                                                            "title": {
-                                                                "type": "string",
-                                                                "title": "Title",
-                                                            }
-                                                        },
+                                                        "properties": {"title": {"type": "string"}},
                                                         "required": ["title"],
                                                         "additionalProperties": False,
                                                         "title": "Event",

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .gemini_schema import schema_rules
 from .wire import Ask, FakeProvider, Rendered, Reply, chunks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "dialects_corpus"))
@@ -440,9 +441,12 @@ class FakeGemini(FakeProvider):
         decls = [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
         names = [d.get("name", "") for d in decls]
         out += [f"function name {n!r} is invalid" for n in names if not GEMINI_NAME.match(n)]
-        for d in decls:
+        for i, d in enumerate(decls):
             field = "parametersJsonSchema" if "parametersJsonSchema" in d else "parameters"
             out += object_parameters(d.get("name"), d.get(field), field)
+            if "parameters" in d:
+                where = f"tools[0].function_declarations[{i}].parameters"
+                out += schema_rules(d["parameters"], where)
         config = body.get("generationConfig") or {}
         schema = config.get("responseJsonSchema")
         if schema is not None:

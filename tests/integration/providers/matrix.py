@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 from langchain_structx import AutoStrategy, PromptedStrategy, ProviderStrategy, ToolStrategy
 from langchain_structx._request.envelope import ENVELOPE_DATA, ENVELOPE_KIND
 from langchain_structx._request.plan import Plan, build_plan
-from langchain_structx.dialects import Transformed, transform
+from langchain_structx.dialects import Transformed, transform_for_tools
 from langchain_structx.errors import DialectError
 
 from .clients import PROVIDERS, client, fake
@@ -183,14 +183,13 @@ class Answers:
         if self.provider == "gemini" and not refused(self.plan, "tool", "gemini"):
             spec = self.plan.call_spec("tool", native="gemini")
             sent = next(t for t in spec.tools if t["function"]["name"] == self.variant)
-            strict = transform(self.schema_of(self.variant), "gemini", carry_undeclared=self.carry)
+            variant = self.plan.schemas.get(self.variant)
+            assert variant is not None
+            fills = variant.origin in ("pydantic", "dataclass")
+            strict = transform_for_tools(variant.json_schema, "gemini", defaults_apply=fills)
             assert _same(sent["function"]["parameters"], strict.schema, "gemini")
             return self.variant, strict.encode(self.value)
         return self.variant, self.value
-
-    @property
-    def carry(self) -> bool:
-        return any(v.origin == "json_schema" for v in self.plan.schemas.variants)
 
     def schema_of(self, name: str) -> dict[str, Any]:
         variant = self.plan.schemas.get(name)

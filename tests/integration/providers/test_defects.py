@@ -190,19 +190,28 @@ def test_gemini_recursion_uses_the_response_format() -> None:
     assert server.violations == []
 
 
-# 8. An open object keeps its undeclared keys in a strict dialect.
+# 8. An object that asks for other keys keeps them in a strict dialect; one that
+# merely omits additionalProperties is closed, as strict modes close it.
 def test_open_object_round_trips_through_openai_strict() -> None:
     schema = {
         "title": "Labels",
         "type": "object",
         "properties": {"name": {"type": "string"}},
         "required": ["name"],
+        "additionalProperties": True,
     }
     sent = {"name": "x", "extra_properties": [{"key": "colour", "value": '"red"'}]}
     with fake("openai", _answer(sent)) as server:
         answer = _ask(client("openai", server), ProviderStrategy(schema, strict=True))
     assert answer == {"name": "x", "colour": "red"}
     assert server.violations == []
+    closed = {k: v for k, v in schema.items() if k != "additionalProperties"}
+    with fake("openai", _answer({"name": "x"})) as server:
+        answer = _ask(client("openai", server), ProviderStrategy(closed, strict=True))
+        sent_schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert answer == {"name": "x"}
+    assert list(sent_schema["properties"]) == ["name"]
+    assert sent_schema["additionalProperties"] is False
 
 
 # Usage accounting: every attempt's tokens, as each client reports them, are summed.
