@@ -164,7 +164,9 @@ def test_what_json_mode_cannot_read_back_is_a_validation_error() -> None:
         variant.validate({**MEETING_JSON, "place": {"city": "\ud800"}})
 
     assert "could not be checked in JSON mode" in caught.value.issues[0].message
-    assert "could not be checked in JSON mode" in surrogate.value.issues[0].message
+    # A lone surrogate is no character: refused with its path before any reader sees it.
+    assert "lone surrogate" in surrogate.value.issues[0].message
+    assert surrogate.value.issues[0].path == ("place", "city")
 
 
 def _agent(strategy: Any, reply: AIMessage) -> tuple[Any, ScriptedChatModel]:

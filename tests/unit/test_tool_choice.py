@@ -164,7 +164,12 @@ def test_a_chosen_tool_strategy_raises_the_second_refusal() -> None:
 
 
 def test_auto_falls_back_to_the_prompt_after_a_second_refusal() -> None:
-    model = ScriptedChatModel(responses=[refused(), refused(), '{"name": "Ada", "age": 36}'])
+    # A script of refusals and a text would imply the prompted route: the tool
+    # route this test starts on is set by the profile.
+    model = ScriptedChatModel(
+        responses=[refused(), refused(), '{"name": "Ada", "age": 36}'],
+        profile={"tool_calling": True, "tool_choice": True, "structured_output": False},
+    )
 
     value, report = run("agent", model, AutoStrategy(Contact))
 

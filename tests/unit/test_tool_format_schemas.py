@@ -81,5 +81,5 @@ def test_a_dict_that_is_not_exactly_a_tool_stays_a_json_schema():
     odd = {**FUNCTION, "extra": 1}
     assert normalize(odd).variants[0].json_schema == odd
     # A function without parameters is no tool definition, and no valid schema.
-    with pytest.raises(SchemaError, match="'function' is not valid"):
+    with pytest.raises(SchemaError, match="'function' is not a JSON type"):
         normalize({"type": "function", "function": {"name": "City"}})
