@@ -223,3 +223,26 @@ def test_a_keyword_the_decoder_panics_on_is_still_a_typed_error() -> None:
     # llguidance 1.9 cuts its quote of an ill-typed value at byte 100, inside `é`.
     with pytest.raises(GrammarError, match="could not be read"):
         compiled({"maxLength": ["x" * 97 + "é" * 5]})
+
+
+@pytest.mark.parametrize("extra", [0, 5])
+def test_the_mask_matches_llguidances_own_numpy_helper(tokenizer: Any, extra: int) -> None:
+    from llguidance.numpy import allocate_token_bitmask, apply_token_bitmask_inplace
+
+    grammar = compiled(CONTACT)
+    ours, theirs = matcher_for(tokenizer, grammar), matcher_for(tokenizer, grammar)
+    for token in b'{"name":"A':
+        theirs.consume_token(token)
+    mask = SchemaMask(ours, tokenizer.vocab_size)
+    written = [1, 2, *b'{"name":"A']  # two prompt tokens, then the output so far
+    scores = np.random.default_rng(1).normal(size=tokenizer.vocab_size + extra)
+    expected = scores.astype(np.float32)
+    mask(written[:2], np.zeros(tokenizer.vocab_size + extra, dtype=np.float32))
+    got = mask(written, expected.copy())
+    bitmask = allocate_token_bitmask(1, tokenizer.vocab_size)
+    from llguidance.numpy import fill_next_token_bitmask
+
+    fill_next_token_bitmask(theirs, bitmask)
+    apply_token_bitmask_inplace(expected, bitmask)
+    assert np.array_equal(got, expected)
+    assert 0 < np.isfinite(got).sum() < 256
