@@ -16,12 +16,13 @@ Q4_K_M), same thread count and token cap:
 
 Beside them, two raw completions of the provider route's prompt with no strategy
 around them: unconstrained decoding, and the same request held to the schema by
-the constrained decoder (llguidance). Each starts from an empty context (the
-whole prompt evaluated). They give the decode speed of constrained against
-unconstrained decoding (tokens per second from the first token to the last,
-median of the per-task ratios) and the latency of a record with no structured
-output at all. Every configuration runs task by task, interleaved, so that the
-load of a shared machine falls on all of them alike.
+the constrained decoder (llguidance). They give the decode speed of constrained
+against unconstrained decoding (tokens per second from the first token to the
+last, median of the per-task ratios) and the latency of a record with no
+structured output at all. Every configuration runs task by task, interleaved, so
+that the load of a shared machine falls on all of them alike; the two raw runs
+of a task are kept apart by a strategy's call, their order swapped on every other
+task, so that neither finds the other's prompt already evaluated.
 
 Stock exceptions (HTTP 500, unsupported unions, parse errors) count as failures;
 stock runs are bounded by a recursion limit. Per configuration it prints the
@@ -191,7 +192,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def raw_completion(local: Any, task: Task, constrained: bool) -> Outcome:
-    """One streamed completion of the provider route's prompt, from an empty context."""
+    """One streamed completion of the provider route's prompt."""
     plan = build_plan(ProviderStrategy(task.schema))
     schema = {"name": plan.output_name(), "schema": plan.output_schema()}
     messages = [SystemMessage(SYSTEM_PROMPT), HumanMessage(task.text)]
@@ -201,7 +202,6 @@ def raw_completion(local: Any, task: Task, constrained: bool) -> Outcome:
         del request["json_grammar"]
     loaded = local._loaded()
     with loaded.lock:
-        loaded.llama.reset()
         started = time.perf_counter()
         stamps, text = [], ""
         for part in local._complete(loaded, request, stream=True):
@@ -434,7 +434,7 @@ def decoding(rows: list[dict[str, Any]], configs: list[Config]) -> dict[str, Any
         "p50_latency_s": {r["name"]: r["p50_latency_s"] for r in rows},
         "p50_vs_unconstrained": {r["name"]: _ratio(r["p50_latency_s"], base) for r in rows},
     }
-    print("\nDecoding, same prompt (the provider route's), from an empty context:")
+    print("\nDecoding, same prompt (the provider route's):")
     print(f"  unconstrained          {_fmt(out['decode_tps_unconstrained'], '6.1f')} tokens/s")
     print(f"  constrained            {_fmt(out['decode_tps_constrained'], '6.1f')} tokens/s")
     print(f"  constrained / unconstrained, median per task  x{_fmt(out['decode_ratio'], '.3f')}")
@@ -542,6 +542,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (both sides)")
     parser.add_argument("--no-server", action="store_true", help="skip the HTTP configurations")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds after which no task starts"
+    )
     parser.add_argument("--verbose", action="store_true", help="print each outcome as it comes")
     args = parser.parse_args()
     if args.ours_only or args.strategy:
@@ -564,14 +567,32 @@ def selected_tasks(args: argparse.Namespace) -> tuple[Task, ...]:
     return ALL_TASKS[: max(1, args.tasks)]
 
 
-def run_all(configs: list[Config], tasks: tuple[Task, ...], verbose: bool) -> None:
-    """Task by task, every configuration in turn: machine load hits them alike."""
-    for task in tasks:
-        for config in configs:
+def run_all(
+    configs: list[Config], tasks: tuple[Task, ...], verbose: bool, budget: float | None = None
+) -> tuple[Task, ...]:
+    """Task by task, every configuration in turn: machine load hits them alike.
+
+    With a `budget` in seconds, no task starts once it is spent; returns the tasks run.
+    """
+    started = time.perf_counter()
+    done: list[Task] = []
+    raw = [c for c in configs if c.side == "raw"]
+    # Calls with the same prompt are kept apart, or the second would find it evaluated:
+    # the provider route's prompt is the raw runs' and auto's (provider on this model).
+    rank = {"tool": 0, "auto": 1, "prompted": 2, "provider": 3}
+    others = sorted((c for c in configs if c.side != "raw"), key=lambda c: rank.get(c.name, 4))
+    for number, task in enumerate(tasks):
+        if budget is not None and time.perf_counter() - started > budget:
+            break
+        done.append(task)
+        first, second = raw if number % 2 == 0 else raw[::-1]
+        order = [first, *others[:1], second, *others[1:]] if len(raw) == 2 else configs
+        for config in order:
             config.outcomes.append(run_one(config, task))
             if verbose:
                 outcome = vars(config.outcomes[-1])
                 print(config.name, {k: v for k, v in outcome.items() if k != "answer"}, flush=True)
+    return tuple(done)
 
 
 def main() -> int:
@@ -598,7 +619,7 @@ def main() -> int:
         Config("ProviderStrategy (in-process)", "stock", stock(local, lc.ProviderStrategy)),
     ]
     configs = chosen(configs, args)
-    run_all(configs, tasks, args.verbose)
+    tasks = run_all(configs, tasks, args.verbose, args.budget)
 
     server_ok = importlib.util.find_spec("uvicorn") is not None
     if not args.no_server and not server_ok:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_structx._clip import MESSAGE_CHARS, clip
+from langchain_structx.local._definitions import subschemas
 from langchain_structx.local._weights import LocalModelError
 
 __all__ = (
@@ -89,9 +90,22 @@ def compiled(schema: dict[str, Any], *, loose: bool = False) -> str:
             pattern, a schema no value satisfies, one past its limits).
     """
     text = json.dumps(schema)
+    if '"minProperties"' in text:
+        text = json.dumps(_without_min_properties(json.loads(text)))
     if len(text) > KEPT_TEXT_CHARS:
         return _compile(text, loose)
     return _kept(text, loose)
+
+
+def _without_min_properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` without `minProperties`, which llguidance 1.9 reads wrongly.
+
+    With it, an object admits no value at all (even one with enough properties),
+    so the model could never answer; validation checks it after decoding instead.
+    """
+    for _, node in subschemas(schema):
+        node.pop("minProperties", None)
+    return schema
 
 
 @functools.lru_cache(maxsize=KEPT_GRAMMARS)

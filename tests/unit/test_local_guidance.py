@@ -246,3 +246,12 @@ def test_the_mask_matches_llguidances_own_numpy_helper(tokenizer: Any, extra: in
     apply_token_bitmask_inplace(expected, bitmask)
     assert np.array_equal(got, expected)
     assert 0 < np.isfinite(got).sum() < 256
+
+
+def test_min_properties_is_left_to_validation(tokenizer: Any) -> None:
+    listed = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    schema = {"type": "object", "properties": {"o": {"properties": listed, "minProperties": 2}}}
+    before = copy.deepcopy(schema)
+    assert accepts(tokenizer, schema, {"o": {"a": 1, "b": 2}})
+    assert accepts(tokenizer, schema, {"o": {"a": 1}})  # too few: validation refuses it
+    assert schema == before, "the caller's schema must not change"
