@@ -25,7 +25,7 @@ def has_local_refs(schema: Any) -> bool:
     """Whether `schema` refers into itself (`#` or `#/...`)."""
     if not isinstance(schema, dict):
         return False
-    return any(_is_local(node.get("$ref")) for node in schema_nodes(_plain(schema)))
+    return any(_is_local(node.get("$ref")) for node in _nodes(_plain(schema)))
 
 
 def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -58,7 +58,7 @@ def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str,
             definitions[key] = value
     itself = _free(prefix + "document", definitions)
     into_body = False
-    for node in [*schema_nodes(body), *(n for d in definitions.values() for n in _nodes(d))]:
+    for node in [*_nodes(body), *(n for d in definitions.values() for n in _nodes(d))]:
         ref = node.get("$ref")
         if not isinstance(ref, str) or not _is_local(ref):
             continue
@@ -129,7 +129,7 @@ def _free(name: str, taken: dict[str, Any]) -> str:
 
 
 def _nodes(schema: Any) -> list[dict[str, Any]]:
-    return list(schema_nodes(schema)) if isinstance(schema, dict) else []
+    return [node for _, node in subschemas(schema)] if isinstance(schema, dict) else []
 
 
 _ONE = (
@@ -164,11 +164,6 @@ def subschemas(root: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             if isinstance(group, dict):
                 children += [(f"{path}.{key}.{name}", child) for name, child in group.items()]
         pending.extend(reversed([(p, c) for p, c in children if isinstance(c, dict)]))
-
-
-def schema_nodes(root: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every subschema of `root`, itself included (see `subschemas`)."""
-    return (node for _, node in subschemas(root))
 
 
 def _is_local(ref: Any) -> bool:

@@ -20,17 +20,7 @@ from langchain_structx.errors import UserError
 from langchain_structx.local._definitions import has_local_refs, lift, subschemas
 from langchain_structx.local._guidance import GrammarError
 
-__all__ = (
-    "MAX_PROPERTIES",
-    "MAX_SCHEMA_DEPTH",
-    "MAX_SCHEMA_NODES",
-    "GrammarError",
-    "OutputConstraint",
-    "call_schema",
-    "check_shape",
-    "checked_json",
-    "constrain_output",
-)
+__all__ = ("GrammarError", "OutputConstraint", "call_schema", "check_shape", "constrain_output")
 
 MAX_SCHEMA_DEPTH = 128
 """Most JSON objects and lists a value in a schema may sit inside; deeper is a
@@ -96,8 +86,6 @@ def _too_wide(schema: dict[str, Any]) -> str | None:
             )
     return None
 
-
-# --- Which grammar a request needs -------------------------------------------------
 
 OutputMode = Literal["text", "json", "forced_tool", "auto_tool"]
 
@@ -173,7 +161,7 @@ def call_schema(tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     return {**schema, "$defs": definitions} if definitions else schema
 
 
-def _response_schema(response_format: Any) -> dict[str, Any] | None:
+def response_schema(response_format: Any) -> dict[str, Any] | None:
     if response_format is None:
         return None
     if not isinstance(response_format, Mapping):
@@ -229,7 +217,7 @@ def constrain_output(
         if not available:
             raise UserError("tool_choice forces a tool call but no tools are bound")
         return OutputConstraint("forced_tool", call_schema(available), available)
-    schema = _response_schema(response_format)
+    schema = response_schema(response_format)
     if schema is not None:
         return OutputConstraint("json", schema)
     return OutputConstraint("auto_tool", None, available) if available else OutputConstraint("text")

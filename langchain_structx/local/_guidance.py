@@ -1,15 +1,9 @@
 """Constrained decoding with llguidance: a JSON schema held while the model writes.
 
-A schema becomes an llguidance grammar once (`compiled`), checked without the
-model's vocabulary, so a schema the engine refuses is a `GrammarError` before any
-weights load. At run time a matcher walks the tokens the model writes and, before
-each token is picked, masks every token that would leave the schema's language
-(`SchemaMask`, a llama-cpp-python logits processor). The tokenizer llguidance
-needs is built once per loaded model from its vocabulary (`_vocab`).
-
-llguidance bounds what a grammar may cost itself (`LIMITS`: lexer fuel, Earley
-items per token, grammar size), so no schema can stall a token or crash the
-process; what it cannot express it refuses, and the caller falls back.
+A schema is compiled once (`compiled`), checked without the vocabulary, so a
+refused one is a `GrammarError` before any weights load; llguidance bounds what
+compiling and masking may cost itself (`_limits`). At run time `SchemaMask`, a
+llama-cpp-python logits processor, masks every token that would leave the schema.
 """
 
 from __future__ import annotations
@@ -24,13 +18,7 @@ from langchain_structx._clip import MESSAGE_CHARS, clip
 from langchain_structx.local._definitions import subschemas
 from langchain_structx.local._weights import LocalModelError
 
-__all__ = (
-    "KEPT_GRAMMARS",
-    "GrammarError",
-    "SchemaMask",
-    "compiled",
-    "matcher_for",
-)
+__all__ = ("KEPT_GRAMMARS", "GrammarError", "SchemaMask", "compiled", "matcher_for")
 
 KEPT_GRAMMARS = 64
 """Schemas kept compiled: a batch repeats one schema, a server a few."""
@@ -42,9 +30,7 @@ COMPACT: dict[str, Any] = {
     "whitespace_flexible": False,
     "item_separator": ",",
     "key_separator": ":",
-    # A keyword the engine does not implement (`not`, say) widens the grammar; the
-    # answer is still validated against the whole schema afterwards.
-    "lenient": True,
+    "lenient": True,  # an unknown keyword (`not`) widens the grammar; validation checks it
 }
 """JSON on one line, as `json.dumps(..., separators=(",", ":"))` writes it: a small
 model given room for whitespace writes blank lines and pretty-printed JSON."""
@@ -75,12 +61,12 @@ def _limits() -> Any:
     return LLParserLimits(verbose_errors=False)
 
 
-def compiled(schema: dict[str, Any], *, loose: bool = False) -> str:
+def compiled(schema: dict[str, Any]) -> str:
     """The llguidance grammar for `schema`, checked, compiled once per schema.
 
     Args:
-        schema: A plain-JSON schema (it passed `check_shape`).
-        loose: Allow whitespace between tokens (plain JSON mode).
+        schema: A plain-JSON schema (it passed `check_shape`). One that names no
+            more than a type (plain JSON mode) lets whitespace in (`LOOSE`).
 
     Returns:
         The grammar text `matcher_for` takes.
@@ -89,6 +75,7 @@ def compiled(schema: dict[str, Any], *, loose: bool = False) -> str:
         GrammarError: llguidance refuses the schema (an unknown `$ref`, a bad
             pattern, a schema no value satisfies, one past its limits).
     """
+    loose = not set(schema) - {"type", "title", "description"}
     text = json.dumps(schema)
     if '"minProperties"' in text:
         text = json.dumps(_without_min_properties(json.loads(text)))

@@ -123,12 +123,6 @@ def _openai_tool(tool: ToolLike) -> dict[str, Any]:
     return converted
 
 
-def _plain_json(constraint: OutputConstraint) -> bool:
-    """Whether the request is JSON mode without a schema of its own."""
-    schema = constraint.schema or {}
-    return constraint.mode == "json" and not set(schema) - {"type", "title", "description"}
-
-
 class LocalChatModel(WholeReplyChatModel):
     """Chat model running a GGUF model with llama.cpp inside this process.
 
@@ -254,7 +248,7 @@ class LocalChatModel(WholeReplyChatModel):
         if seed is not None:
             request["seed"] = seed
         if constraint.schema is not None:
-            request["json_grammar"] = compiled(constraint.schema, loose=_plain_json(constraint))
+            request["json_grammar"] = compiled(constraint.schema)
         return constraint, request
 
     def _complete(self, loaded: _Loaded, request: dict[str, Any], stream: bool) -> Any:
