@@ -84,3 +84,29 @@ def test_a_refused_schema_is_an_http_400_naming_it(monkeypatch: pytest.MonkeyPat
     assert caught.value.status_code == 400
     assert "/$defs/Nope" in str(caught.value.detail)
     assert isinstance(caught.value.__cause__, GrammarError)
+
+
+def test_openais_json_schema_form_reaches_the_server_in_its_own_form() -> None:
+    import asyncio
+    import json
+
+    seen: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append((await receive())["body"])
+
+    body = {
+        "messages": [],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "A", "schema": SCHEMA}},
+    }
+    pieces = [json.dumps(body).encode()[:10], json.dumps(body).encode()[10:]]
+
+    async def receive() -> Any:
+        piece = pieces.pop(0)
+        return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
+
+    scope = {"type": "http", "path": "/v1/chat/completions"}
+    asyncio.run(serve.OpenAIForm(app)(scope, receive, None))
+    assert json.loads(seen[0])["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    for untouched in (b"not json", b'{"response_format": {"type": "text"}}'):
+        assert serve.openai_form(untouched) == untouched
