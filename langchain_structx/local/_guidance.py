@@ -75,7 +75,7 @@ def compiled(schema: dict[str, Any]) -> str:
         GrammarError: llguidance refuses the schema (an unknown `$ref`, a bad
             pattern, a schema no value satisfies, one past its limits).
     """
-    loose = not set(schema) - {"type", "title", "description"}
+    loose = isinstance(schema, dict) and not set(schema) - {"type", "title", "description"}
     text = json.dumps(schema)
     if '"minProperties"' in text:
         text = json.dumps(_without_min_properties(json.loads(text)))
