@@ -17,8 +17,8 @@ Q4_K_M), same thread count and token cap:
 Beside them, two raw completions of the provider route's prompt with no strategy
 around them: unconstrained decoding, and the same request held to the schema by
 the constrained decoder (llguidance). They give the decode speed of constrained
-against unconstrained decoding (tokens per second from the first token to the
-last, median of the per-task ratios) and the latency of a record with no
+against unconstrained decoding (tokens per second from the median gap between
+tokens, median of the per-task ratios) and the latency of a record with no
 structured output at all. Every configuration runs task by task, interleaved, so
 that the load of a shared machine falls on all of them alike; the two raw runs
 of a task are kept apart by a strategy's call, their order swapped on every other
@@ -210,7 +210,10 @@ def raw_completion(local: Any, task: Task, constrained: bool) -> Outcome:
                 stamps.append(time.perf_counter())
                 text += piece
     seconds = (stamps[-1] if stamps else time.perf_counter()) - started
-    speed = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 2 else None
+    # The median gap between tokens: on a shared machine, a stall of the whole
+    # process (another job's burst) lands in a few gaps and would swamp a mean.
+    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:], strict=False)]
+    speed = 1 / statistics.median(gaps) if len(gaps) > 1 else None
     valid = False
     try:
         data = json.loads(text)
