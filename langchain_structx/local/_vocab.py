@@ -63,7 +63,7 @@ def token_texts(vocab: Any) -> list[bytes]:
     for token in range(llama_cpp.llama_vocab_n_tokens(vocab)):
         length = llama_cpp.llama_token_to_piece(vocab, token, buffer, size, 0, True)
         text = buffer.raw[: max(length, 0)]
-        kind = llama_cpp.llama_token_get_attr(vocab, token)
+        kind = llama_cpp.llama_vocab_get_attr(vocab, token)
         looks_special = text.startswith(b"<") and text.endswith(b">")
         user_special = kind & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED and looks_special
         texts.append(_SPECIAL + text if kind & special_kinds or user_special else text)
