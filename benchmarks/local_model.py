@@ -14,6 +14,16 @@ Q4_K_M), same thread count and token cap:
 - stock, in-process: the same two on `LocalChatModel`, so that the comparison does
   not rest on the server's limits alone.
 
+Beside them, two raw completions of the provider route's prompt with no strategy
+around them: unconstrained decoding, and the same request held to the schema by
+the constrained decoder (llguidance). They give the decode speed of constrained
+against unconstrained decoding (tokens per second from the median gap between
+tokens, median of the per-task ratios) and the latency of a record with no
+structured output at all. Every configuration runs task by task, interleaved, so
+that the load of a shared machine falls on all of them alike; the two raw runs
+of a task are kept apart by a strategy's call, their order swapped on every other
+task, so that neither finds the other's prompt already evaluated.
+
 Stock exceptions (HTTP 500, unsupported unions, parse errors) count as failures;
 stock runs are bounded by a recursion limit. Per configuration it prints the
 schema-valid rate (checked independently of the agent), exact-field accuracy,
@@ -51,6 +61,7 @@ import jsonschema
 from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents import structured_output as lc
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.outputs import LLMResult
 from pydantic import TypeAdapter
 
@@ -111,6 +122,7 @@ class Outcome:
     seconds: float
     error: str | None = None
     answer: Any = None
+    decode_tps: float | None = None
 
 
 @dataclass
@@ -134,7 +146,7 @@ class Config:
             "valid_rate": valid / len(runs) if runs else 0.0,
             "field_accuracy": sum(o.right_fields for o in runs)
             / max(sum(o.fields for o in runs), 1),
-            "exact_tasks": sum(o.valid and o.right_fields == o.fields for o in runs),
+            "exact_tasks": sum(o.valid and o.right_fields == o.fields > 0 for o in runs),
             "calls": sum(o.calls for o in runs),
             "calls_per_result": sum(o.calls for o in runs) / per if valid else None,
             "prompt_tokens_per_result": sum(o.prompt_tokens for o in runs) / per if valid else None,
@@ -142,6 +154,7 @@ class Config:
                 sum(o.completion_tokens for o in runs) / per if valid else None
             ),
             "p50_latency_s": statistics.median(o.seconds for o in runs) if runs else None,
+            "decode_tps": _median([o.decode_tps for o in runs if o.decode_tps]),
             "failures": {o.task: o.error for o in runs if o.error},
         }
 
@@ -174,7 +187,46 @@ def kind_of(task: Task, value: Any) -> str:
     return type(value).__name__
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def raw_completion(local: Any, task: Task, constrained: bool) -> Outcome:
+    """One streamed completion of the provider route's prompt."""
+    plan = build_plan(ProviderStrategy(task.schema))
+    schema = {"name": plan.output_name(), "schema": plan.output_schema()}
+    messages = [SystemMessage(SYSTEM_PROMPT), HumanMessage(task.text)]
+    fmt = {"type": "json_schema", "json_schema": schema}
+    _, request = local._request(messages, None, {"response_format": fmt})
+    if not constrained:
+        del request["json_grammar"]
+    loaded = local._loaded()
+    with loaded.lock:
+        started = time.perf_counter()
+        stamps, text = [], ""
+        for part in local._complete(loaded, request, stream=True):
+            piece = part["choices"][0]["delta"].get("content")
+            if piece:
+                stamps.append(time.perf_counter())
+                text += piece
+    seconds = (stamps[-1] if stamps else time.perf_counter()) - started
+    # The median gap between tokens: on a shared machine, a stall of the whole
+    # process (another job's burst) lands in a few gaps and would swamp a mean.
+    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:], strict=False)]
+    speed = 1 / statistics.median(gaps) if len(gaps) > 1 else None
+    valid = False
+    try:
+        data = json.loads(text)
+        valid = jsonschema.Draft202012Validator(plan.output_schema()).is_valid(data)
+    except ValueError:
+        pass
+    error = None if valid or not constrained else "answer does not validate against the schema"
+    return Outcome(task.id, valid, 0, 0, 1, 0, len(stamps), seconds, error, text, speed)
+
+
 def run_one(config: Config, task: Task) -> Outcome:
+    if config.side == "raw":
+        return config.build(task)  # type: ignore[no-any-return]
     meter = Meter()
     started = time.perf_counter()
     error = None
@@ -365,6 +417,37 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         )
 
 
+def decoding(rows: list[dict[str, Any]], configs: list[Config]) -> dict[str, Any] | None:
+    """Constrained against unconstrained decoding, and each route's p50 beside them."""
+    raw = {c.name: c for c in configs if c.side == "raw"}
+    if len(raw) != 2:
+        return None
+    free, held = raw["unconstrained decoding"], raw["constrained decoding"]
+    pairs = [
+        h.decode_tps / f.decode_tps
+        for f, h in zip(free.outcomes, held.outcomes, strict=True)
+        if f.decode_tps and h.decode_tps
+    ]
+    by_name = {r["name"]: r for r in rows}
+    base = by_name["unconstrained decoding"]["p50_latency_s"]
+    out = {
+        "decode_tps_unconstrained": by_name["unconstrained decoding"]["decode_tps"],
+        "decode_tps_constrained": by_name["constrained decoding"]["decode_tps"],
+        "decode_ratio": _median(pairs),
+        "p50_latency_s": {r["name"]: r["p50_latency_s"] for r in rows},
+        "p50_vs_unconstrained": {r["name"]: _ratio(r["p50_latency_s"], base) for r in rows},
+    }
+    print("\nDecoding, same prompt (the provider route's):")
+    print(f"  unconstrained          {_fmt(out['decode_tps_unconstrained'], '6.1f')} tokens/s")
+    print(f"  constrained            {_fmt(out['decode_tps_constrained'], '6.1f')} tokens/s")
+    print(f"  constrained / unconstrained, median per task  x{_fmt(out['decode_ratio'], '.3f')}")
+    print("\np50 latency per record, beside unconstrained decoding:")
+    for r in rows:
+        shown = _fmt(out["p50_vs_unconstrained"][r["name"]], ".2f")
+        print(f"  {r['side'] + ' ' + r['name']:34} {_fmt(r['p50_latency_s'], '6.2f')} s  x{shown}")
+    return out
+
+
 def ratios(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     stock_rows = [r for r in rows if r["side"] == "stock"]
     if not stock_rows:
@@ -392,9 +475,22 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
 
 
-def goals(rows: list[dict[str, Any]], rendering: list[dict[str, Any]]) -> list[dict[str, Any]]:
+DECODE_GOAL = 0.95
+
+
+def goals(
+    rows: list[dict[str, Any]], rendering: list[dict[str, Any]], speed: dict[str, Any] | None
+) -> list[dict[str, Any]]:
     found = []
     for r in rows:
+        if r["side"] == "raw" and r["name"] == "constrained decoding":
+            found.append(
+                {
+                    "goal": "constrained decoding: 100% schema-valid",
+                    "ok": r["valid_rate"] == 1.0,
+                    "detail": f"{r['valid']}/{r['tasks']}",
+                }  # fmt: skip
+            )
         if r["side"] == "ours":
             found.append(
                 {
@@ -414,6 +510,14 @@ def goals(rows: list[dict[str, Any]], rendering: list[dict[str, Any]]) -> list[d
                         "detail": f"{r['field_accuracy']:.0%}",
                     }  # fmt: skip
                 )
+    if speed is not None and speed["decode_ratio"] is not None:
+        found.append(
+            {
+                "goal": f"constrained decode tokens/s >= {DECODE_GOAL:.2f}x unconstrained",
+                "ok": speed["decode_ratio"] >= DECODE_GOAL,
+                "detail": f"x{speed['decode_ratio']:.3f}",
+            }  # fmt: skip
+        )
     worst = max((r for r in rendering if r["scope"] == "schema"), key=lambda row: row["ratio"])
     found.append(
         {
@@ -441,6 +545,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (both sides)")
     parser.add_argument("--no-server", action="store_true", help="skip the HTTP configurations")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds after which no task starts"
+    )
     parser.add_argument("--verbose", action="store_true", help="print each outcome as it comes")
     args = parser.parse_args()
     if args.ours_only or args.strategy:
@@ -451,9 +558,9 @@ def parse_args() -> argparse.Namespace:
 def chosen(configs: list[Config], args: argparse.Namespace) -> list[Config]:
     """The configurations the command line asks for."""
     if args.ours_only or args.strategy:
-        configs = [c for c in configs if c.side == "ours"]
+        configs = [c for c in configs if c.side != "stock"]
     if args.strategy:
-        configs = [c for c in configs if c.name in args.strategy]
+        configs = [c for c in configs if c.name in args.strategy or c.side == "raw"]
     return configs
 
 
@@ -463,11 +570,32 @@ def selected_tasks(args: argparse.Namespace) -> tuple[Task, ...]:
     return ALL_TASKS[: max(1, args.tasks)]
 
 
-def run_all(config: Config, tasks: tuple[Task, ...], verbose: bool) -> None:
-    for task in tasks:
-        config.outcomes.append(run_one(config, task))
-        if verbose:
-            print(config.name, vars(config.outcomes[-1]), flush=True)
+def run_all(
+    configs: list[Config], tasks: tuple[Task, ...], verbose: bool, budget: float | None = None
+) -> tuple[Task, ...]:
+    """Task by task, every configuration in turn: machine load hits them alike.
+
+    With a `budget` in seconds, no task starts once it is spent; returns the tasks run.
+    """
+    started = time.perf_counter()
+    done: list[Task] = []
+    raw = [c for c in configs if c.side == "raw"]
+    # Calls with the same prompt are kept apart, or the second would find it evaluated:
+    # the provider route's prompt is the raw runs' and auto's (provider on this model).
+    rank = {"tool": 0, "auto": 1, "prompted": 2, "provider": 3}
+    others = sorted((c for c in configs if c.side != "raw"), key=lambda c: rank.get(c.name, 4))
+    for number, task in enumerate(tasks):
+        if budget is not None and time.perf_counter() - started > budget:
+            break
+        done.append(task)
+        first, second = raw if number % 2 == 0 else raw[::-1]
+        order = [first, *others[:1], second, *others[1:]] if len(raw) == 2 else configs
+        for config in order:
+            config.outcomes.append(run_one(config, task))
+            if verbose:
+                outcome = vars(config.outcomes[-1])
+                print(config.name, {k: v for k, v in outcome.items() if k != "answer"}, flush=True)
+    return tuple(done)
 
 
 def main() -> int:
@@ -479,6 +607,8 @@ def main() -> int:
     local = LocalChatModel(max_tokens=args.max_tokens, seed=0, n_threads=args.threads)
     llama = local.load()
     configs = [
+        Config("unconstrained decoding", "raw", lambda t: raw_completion(local, t, False)),
+        Config("constrained decoding", "raw", lambda t: raw_completion(local, t, True)),
         Config("auto", "ours", ours(local, lambda s: AutoStrategy(s, max_retries=retries))),
         Config("provider", "ours", ours(local, lambda s: ProviderStrategy(s, max_retries=retries))),
         Config("tool", "ours", ours(local, lambda s: ToolStrategy(s, max_retries=retries))),
@@ -492,8 +622,7 @@ def main() -> int:
         Config("ProviderStrategy (in-process)", "stock", stock(local, lc.ProviderStrategy)),
     ]
     configs = chosen(configs, args)
-    for config in configs:
-        run_all(config, tasks, args.verbose)
+    tasks = run_all(configs, tasks, args.verbose, args.budget)
 
     server_ok = importlib.util.find_spec("uvicorn") is not None
     if not args.no_server and not server_ok:
@@ -513,7 +642,7 @@ def main() -> int:
             for config in http:
                 for task in tasks:
                     config.outcomes.append(run_one(config, task))
-            configs[5:5] = http[:1]
+            configs[7:7] = http[:1]
             configs.extend(http[1:])
     elapsed = time.perf_counter() - started
 
@@ -523,13 +652,14 @@ def main() -> int:
         f"{args.threads} thread(s), our retries {retries}; per r = per valid result\n"
     )
     print_table(rows)
+    speed = decoding(rows, configs)
     against = ratios(rows)
     rendering = prompt_rendering(llama, tasks)
     print("\nPrompted schema rendering, model tokenizer: ours / pasted JSON schema")
     for row in rendering:
         label = f"{row['schema']} ({row['scope']})"
         print(f"  {label:32} {row['ours']:>5} / {row['pasted']:<5} = {row['ratio']:.0%}")
-    reached = goals(rows, rendering)
+    reached = goals(rows, rendering, speed)
     failures = [(r["side"] + " " + r["name"], t, e) for r in rows for t, e in r["failures"].items()]
     if failures:
         print("\nFailures:")
@@ -549,6 +679,7 @@ def main() -> int:
         },
         "configurations": rows,
         "ratios": against,
+        "decoding": speed,
         "prompt_rendering": rendering,
         "goals": reached,
         "seconds": round(elapsed, 1),
@@ -556,7 +687,7 @@ def main() -> int:
     args.output.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
     print(f"Wrote {shown}")
-    names = [row["name"] if row["side"] == "ours" else f"stock {row['name']}" for row in rows]
+    names = [row["name"] if row["side"] != "stock" else f"stock {row['name']}" for row in rows]
     save_figures(
         "local_model",
         title=f"{len(tasks)} extraction tasks on the embedded model",
@@ -571,6 +702,7 @@ def main() -> int:
             "prompt_tokens_per_result": {
                 n: r["prompt_tokens_per_result"] for n, r in zip(names, rows, strict=True)
             },
+            "decoding": speed,
             "goals": reached,
         },
     )

@@ -15,10 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langchain_structx.local._context import ContextWindowError
-from langchain_structx.local._grammar import GrammarError
+from langchain_structx.local._errors import (
+    ContextWindowError,
+    GrammarError,
+    LocalModelError,
+    WeightsError,
+)
 from langchain_structx.local._model import LocalChatModel
-from langchain_structx.local._weights import LocalModelError, WeightsError, ensure_weights
+from langchain_structx.local._weights import ensure_weights
 
 
 def default_model_path() -> Path:

@@ -1,12 +1,11 @@
-"""Definitions lifted to the root of a schema, in the one form the grammar converter reads.
+"""Definitions lifted to the root of a schema, and the walk over a schema's parts.
 
-llama-cpp-python's converter resolves references only as paths from the root of
-the schema it is given, and it does not look inside the siblings of a `$ref`. Two
-common schemas break on that: a Pydantic model that refers to itself (its schema
-is a root `$ref` beside its `$defs`), and the parameters of a tool with nested
-models once they sit inside the forced-call schema (their `#/$defs/...` no longer
-starts at the root). `lift` moves a schema's definitions out, renamed under a
-prefix, and rewrites every reference into the schema to match.
+A reference such as `#/$defs/Item` is a path from the root of the document. The
+parameters of a tool with nested models sit inside the forced-call schema, where
+their `#/$defs/...` no longer starts at the root: `lift` moves a schema's
+definitions out, renamed under a prefix, and rewrites every reference into the
+schema to match. `refers_to_itself` tells a recursive tool, whose schema LangChain
+would cut short.
 
 Every function here expects a schema that passed `check_shape` (bounded depth and
 size, plain JSON, no cycles).
@@ -15,12 +14,8 @@ size, plain JSON, no cycles).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
-
-from langchain_structx.local._schema_bounds import schema_nodes
-
-DEFINITION_PREFIX = "def-"
-"""Before each lifted definition's name: no rule of the converter's own starts so."""
 
 _HOMES = ("$defs", "definitions")
 """Where a schema keeps its definitions."""
@@ -30,7 +25,7 @@ def has_local_refs(schema: Any) -> bool:
     """Whether `schema` refers into itself (`#` or `#/...`)."""
     if not isinstance(schema, dict):
         return False
-    return any(_is_local(node.get("$ref")) for node in schema_nodes(_plain(schema)))
+    return any(_is_local(node.get("$ref")) for node in _nodes(_plain(schema)))
 
 
 def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -63,7 +58,7 @@ def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str,
             definitions[key] = value
     itself = _free(prefix + "document", definitions)
     into_body = False
-    for node in [*schema_nodes(body), *(n for d in definitions.values() for n in _nodes(d))]:
+    for node in [*_nodes(body), *(n for d in definitions.values() for n in _nodes(d))]:
         ref = node.get("$ref")
         if not isinstance(ref, str) or not _is_local(ref):
             continue
@@ -77,28 +72,6 @@ def lift(schema: dict[str, Any], prefix: str) -> tuple[dict[str, Any], dict[str,
     if into_body:
         definitions[itself] = body
     return body, definitions
-
-
-def lifted(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with its definitions at the root and no `$ref` beside them.
-
-    A schema with no reference into itself comes back unchanged.
-
-    Examples:
-        >>> tree = {"$ref": "#/$defs/Tree", "$defs": {"Tree": {"type": "object",
-        ...     "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}}
-        >>> lifted(tree)["anyOf"]
-        [{'$ref': '#/$defs/def-Tree'}]
-    """
-    if not has_local_refs(schema):
-        return schema
-    # The converter names a reference's rule after the definition and reuses a rule
-    # of that name: a definition called `space` or `string` would be its own rule.
-    body, definitions = lift(schema, DEFINITION_PREFIX)
-    if "$ref" in body:
-        # The converter would not look at the definitions beside a reference.
-        body = {"anyOf": [{"$ref": body["$ref"]}]}
-    return {**body, "$defs": definitions}
 
 
 def refers_to_itself(schema: Any) -> bool:
@@ -156,7 +129,41 @@ def _free(name: str, taken: dict[str, Any]) -> str:
 
 
 def _nodes(schema: Any) -> list[dict[str, Any]]:
-    return list(schema_nodes(schema)) if isinstance(schema, dict) else []
+    return [node for _, node in subschemas(schema)] if isinstance(schema, dict) else []
+
+
+_ONE = (
+    "items", "additionalItems", "additionalProperties", "unevaluatedItems",
+    "unevaluatedProperties", "contains", "propertyNames", "not", "if", "then", "else",
+    "contentSchema",
+)  # fmt: skip
+_MANY = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def subschemas(root: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield `(JSON path, part)` for `root` and every subschema in it, once per path.
+
+    Expects a schema that passed `check_shape` (finite, no cycles).
+
+    Examples:
+        >>> [path for path, _ in subschemas({"properties": {"a": {"items": {}}}})]
+        ['$', '$.properties.a', '$.properties.a.items']
+    """
+    pending = [("$", root)]
+    while pending:
+        path, node = pending.pop()
+        yield path, node
+        children = [(f"{path}.{key}", node.get(key)) for key in _ONE]
+        for key in _MANY:
+            group = node.get(key)
+            if isinstance(group, list):
+                children += [(f"{path}.{key}[{i}]", child) for i, child in enumerate(group)]
+        for key in _NAMED:
+            group = node.get(key)
+            if isinstance(group, dict):
+                children += [(f"{path}.{key}.{name}", child) for name, child in group.items()]
+        pending.extend(reversed([(p, c) for p, c in children if isinstance(c, dict)]))
 
 
 def _is_local(ref: Any) -> bool:

@@ -1,221 +1,91 @@
-r"""Make JSON schemas safe for llama.cpp's schema-to-grammar converter.
+"""Which constraint a request needs, and the schema that expresses it.
 
-The converter copies regex escapes such as `\d` verbatim into GBNF, which llama.cpp
-cannot parse; a bad grammar crashes the server and, in-process, leaves a null sampler.
-So every `pattern` is rewritten into the subset GBNF understands (character classes
-and `\xHH` escapes; see `_patterns`), or dropped when that is impossible. Dropping
-only loosens the constraint: the caller still validates the output against the
-original schema.
-
-The schema is also held within bounds (`_limits`) before it is converted: llama.cpp
-crashes on deeply nested grammars and spends unbounded time on grammars that keep
-many alternatives open, so long counts, wide enums and unions, and costly patterns
-are loosened (`_schema_bounds`, `_pattern_bounds`), and schemas that cannot be
-loosened enough are refused with a `GrammarError`.
+A forced tool call becomes a schema of the call itself (`call_schema`), a
+`response_format` the schema it names; the decoder (`_guidance`) then holds the
+model's output to that schema while it writes. Every schema is checked first
+(`check_shape`): plain JSON, bounded in depth and size, no object with more
+properties than the decoder compiles quickly.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from langchain_structx._clip import MESSAGE_CHARS, clip
+from langchain_structx._validation.bounds import schema_shape_problem
 from langchain_structx.errors import UserError
-from langchain_structx.limits import DEFAULT_LIMITS
-from langchain_structx.local._dead_ends import drop_dead_ends
-from langchain_structx.local._definitions import has_local_refs, lift, lifted
-from langchain_structx.local._grammar_size import PatternLoads
-from langchain_structx.local._limits import MAX_PATTERNS_WORK, MAX_RULE_GROUPS
-from langchain_structx.local._pattern_bounds import PatternBudget, affordable, pattern_load
-from langchain_structx.local._patterns import anchored_pattern
-from langchain_structx.local._schema_bounds import bound_schema, schema_nodes
-from langchain_structx.local._schema_shape import check_grammar, check_shape, grammar_stats
-from langchain_structx.local._weights import LocalModelError
-from langchain_structx.local._widen import widen
+from langchain_structx.local._definitions import has_local_refs, lift, subschemas
+from langchain_structx.local._errors import GrammarError
 
-# Escapes llama.cpp's GBNF parser accepts; anything else is a parse error.
-_GBNF_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[tnr\\\"\[\]])")
+__all__ = ("GrammarError", "OutputConstraint", "call_schema", "check_shape", "constrain_output")
 
-_CONVERTER_ERRORS = (
-    ValueError,
-    AssertionError,
-    AttributeError,
-    KeyError,
-    IndexError,
-    TypeError,
-    RecursionError,
-)
+MAX_SCHEMA_DEPTH = 128
+"""Most JSON objects and lists a value in a schema may sit inside; deeper is a
+`GrammarError` (the decoder's JSON reader stops at 128 levels too)."""
+
+MAX_SCHEMA_NODES = 100_000
+"""Most JSON values (each visit of a shared one counts) in a schema; more is a
+`GrammarError`. This matches the strategies' own bound on schemas."""
+
+MAX_PROPERTIES = 1_000
+"""Most properties one object of a schema may list. The decoder's compile time grows
+with the square of their number (1,000 take 0.04 s, 16,000 six seconds); a schema
+with a wider object is a `GrammarError`, and a strategy falls back to its prompt."""
 
 
-class GrammarError(LocalModelError):
-    """A schema could not be turned into a grammar llama.cpp accepts."""
+def check_shape(schema: Any) -> None:
+    """Refuse a schema that is not plain JSON, nests too deep, or is too large.
 
-
-def sanitize_pattern(
-    pattern: str, budget: PatternBudget | None = None, loads: PatternLoads | None = None
-) -> str | None:
-    r"""Rewrite a JSON-schema regex so llama.cpp's grammar converter handles it.
-
-    Shorthand classes become explicit classes, escaped characters become `\xHH`
-    classes, lazy quantifiers and non-capturing groups are simplified, counts past
-    `MAX_REPEAT` become `*` or `+`, and the pattern is anchored (JSON Schema
-    patterns match anywhere; the converter wants `^...$`). A pattern that would
-    keep more than `MAX_ALTERNATIVES` alternatives open per character, or make a
-    rule llama.cpp refuses, is left out.
+    This is the walk the strategies run on every schema they accept
+    (`_bounds.schema_shape_problem`), with the local bounds, and with tuples taken
+    as lists since `json.dumps` writes them so; then each object's properties are
+    counted. It is iterative and stops at the first problem, so it is safe on any
+    input.
 
     Args:
-        pattern: A regex as written in a JSON schema.
-        budget: Analysis steps shared by the patterns of one schema.
-        loads: Where to record what the rewritten pattern costs.
+        schema: The schema (or a tool definition) as given by the caller.
 
-    Returns:
-        An equivalent or looser anchored pattern, or `None` when it cannot be used.
+    Raises:
+        GrammarError: The schema contains itself, has a value inside more than
+            `MAX_SCHEMA_DEPTH` objects and lists, holds more than `MAX_SCHEMA_NODES`
+            values, holds something JSON cannot encode (an object key that is not
+            a string, NaN or infinity, an integer of more than 1,000 digits, a set
+            or any other Python object), or has an object with more than
+            `MAX_PROPERTIES` properties. The message ends in the JSON path of the
+            offending value.
 
     Examples:
-        >>> sanitize_pattern(r"^\d{3}-\d{4}$")
-        '^([0-9]{3}-[0-9]{4})$'
-        >>> sanitize_pattern(r"\bword\b") is None
-        True
-        >>> sanitize_pattern("^a{5000}$"), sanitize_pattern("^(a?){300}$")
-        ('^(a+)$', None)
+        >>> check_shape({"type": "object", "required": ("a",)})
+        >>> loop: dict = {"type": "array"}
+        >>> loop["items"] = loop
+        >>> check_shape(loop)
+        Traceback (most recent call last):
+        ...
+        langchain_structx.local._errors.GrammarError: the schema contains itself at $.items
     """
-    candidate = anchored_pattern(pattern) if affordable(pattern, budget) else None
-    if candidate is None:
-        return None
-    load = pattern_load(candidate, budget)
-    grammar = _pattern_grammar(candidate) if load is not None else None
-    if load is None or grammar is None or grammar_stats(grammar)[0] > MAX_RULE_GROUPS:
-        return None
-    if loads is not None:
-        loads[candidate] = (load, len(grammar))
-    return candidate
+    problem = schema_shape_problem(
+        schema, max_depth=MAX_SCHEMA_DEPTH, max_nodes=MAX_SCHEMA_NODES, tuples=True
+    )
+    if problem is None and isinstance(schema, dict):
+        problem = _too_wide(schema)
+    if problem is not None:
+        # The path may hold keys of any length: keep the message readable.
+        raise GrammarError(clip(problem, MESSAGE_CHARS))
 
 
-def _pattern_grammar(pattern: str) -> str | None:
-    try:
-        return lint_gbnf(_convert({"type": "string", "pattern": pattern}))
-    except (GrammarError, *_CONVERTER_ERRORS):
-        return None
+def _too_wide(schema: dict[str, Any]) -> str | None:
+    for path, node in subschemas(schema):
+        properties = node.get("properties")
+        if isinstance(properties, dict) and len(properties) > MAX_PROPERTIES:
+            return (
+                f"an object lists {len(properties):,} properties, more than the "
+                f"{MAX_PROPERTIES:,} the decoder takes, at {path}.properties"
+            )
+    return None
 
-
-def sanitize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    r"""Return a copy of `schema` that converts to a grammar of bounded cost.
-
-    Patterns are rewritten or, when impossible or too costly, removed; counts,
-    enums, unions and optional properties past the bounds in `_limits` are loosened;
-    `not`, which the converter cannot express, is left out; so are optional
-    properties and union branches no value satisfies (`false`, `{"enum": []}`; see
-    `_dead_ends`), and `"items": false` closes an array at its `prefixItems`.
-
-    Args:
-        schema: A JSON schema; it is not modified.
-
-    Returns:
-        A loosened copy, as plain JSON (tuples become lists, as for the converter).
-
-    Raises:
-        GrammarError: The schema is not plain JSON, nests deeper than
-            `MAX_SCHEMA_DEPTH`, is larger than `MAX_SCHEMA_NODES`, admits no value
-            (a required property that allows none, say), or its grammar would
-            exceed `MAX_GRAMMAR_CHARS` even loosened.
-
-    Examples:
-        >>> sanitize_schema({"type": "string", "pattern": "^\\d+$"})
-        {'type': 'string', 'pattern': '^([0-9]+)$'}
-        >>> sanitize_schema({"type": "string", "maxLength": 20_000})
-        {'type': 'string'}
-    """
-    check_shape(schema)
-    # Exactly what the converter will read: a tuple of subschemas is a list there,
-    # so it must be one here, or its patterns and counts would escape the bounds.
-    plain = json.loads(json.dumps(schema))
-    drop_dead_ends(plain)  # `false` and `{"enum": []}`: the converter crashes or writes ""
-    clean: dict[str, Any] = lifted(plain)
-    budget, loads = PatternBudget(MAX_PATTERNS_WORK), PatternLoads()
-    for node in schema_nodes(clean):
-        # The converter cannot write "anything but X" and refuses a bare `not`;
-        # without it the grammar is wider, and validation still checks it.
-        node.pop("not", None)
-        widen(node)
-        pattern = node.get("pattern")
-        if isinstance(pattern, str):
-            safe = sanitize_pattern(pattern, budget, loads)
-            if safe is None:
-                del node["pattern"]
-            else:
-                node["pattern"] = safe
-    try:
-        bound_schema(clean, loads)
-    except _CONVERTER_ERRORS as exc:  # A malformed schema the converter would refuse too.
-        raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
-    return clean
-
-
-def lint_gbnf(grammar: str) -> str:
-    """Reject grammar text containing escapes that llama.cpp's parser refuses.
-
-    Args:
-        grammar: GBNF text.
-
-    Returns:
-        The same text, when every backslash starts a valid escape.
-
-    Raises:
-        GrammarError: Some escape would make llama.cpp fail to parse the grammar.
-    """
-    stripped = _GBNF_ESCAPE.sub("", grammar)
-    if "\\" in stripped:
-        bad = stripped[stripped.index("\\") :][:12]
-        raise GrammarError(f"grammar contains an escape llama.cpp cannot parse near {bad!r}")
-    return grammar
-
-
-def _convert(schema: Mapping[str, Any]) -> str:
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    return str(json_schema_to_gbnf(json.dumps(schema)))
-
-
-def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
-    """Sanitise `schema` and convert it to GBNF text llama.cpp can parse.
-
-    Args:
-        schema: A JSON schema.
-
-    Returns:
-        Grammar text whose language is (a superset of) the schema's JSON values.
-
-    Raises:
-        GrammarError: The schema is refused by `sanitize_schema`, or the converter
-            rejects it even after sanitising, or the grammar fails `check_grammar`.
-    """
-    clean = sanitize_schema(schema)
-    try:
-        grammar = _convert(clean)
-    except _CONVERTER_ERRORS as exc:
-        raise GrammarError(f"cannot build a grammar for this schema: {exc}") from exc
-    if not set(schema) - {"type", "title", "description"}:
-        # Plain JSON mode: let the model lay the object out over lines, as it does
-        # unconstrained. Held to one line, it drifts from the shape in its prompt.
-        grammar = grammar.replace(_ONE_LINE_SPACE, _LINE_SPACE)
-    # The converter's integers stop at 16 digits: a longer id in the text came back
-    # cut short, as a valid and wrong value. One digit more than the widest integer
-    # a value may hold means that whatever the grammar cuts is refused as too wide.
-    grammar = _INTEGRAL_PART.sub(_WIDE_INTEGRAL_PART, grammar)
-    return check_grammar(lint_gbnf(grammar))
-
-
-_ONE_LINE_SPACE = 'space ::= " "?'
-_LINE_SPACE = 'space ::= | " " | "\\n" [ \\t]{0,20}'
-_INTEGRAL_PART = re.compile(r"^integral-part ::= .*$", re.MULTILINE)
-_WIDE_INTEGRAL_PART = (
-    f"integral-part ::= [0-9] | [1-9] [0-9]{{1,{len(str(2**DEFAULT_LIMITS.max_integer_bits))}}}"
-)
-
-
-# --- Which grammar a request needs -------------------------------------------------
 
 OutputMode = Literal["text", "json", "forced_tool", "auto_tool"]
 
@@ -291,7 +161,7 @@ def call_schema(tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     return {**schema, "$defs": definitions} if definitions else schema
 
 
-def _response_schema(response_format: Any) -> dict[str, Any] | None:
+def response_schema(response_format: Any) -> dict[str, Any] | None:
     if response_format is None:
         return None
     if not isinstance(response_format, Mapping):
@@ -347,7 +217,7 @@ def constrain_output(
         if not available:
             raise UserError("tool_choice forces a tool call but no tools are bound")
         return OutputConstraint("forced_tool", call_schema(available), available)
-    schema = _response_schema(response_format)
+    schema = response_schema(response_format)
     if schema is not None:
         return OutputConstraint("json", schema)
     return OutputConstraint("auto_tool", None, available) if available else OutputConstraint("text")

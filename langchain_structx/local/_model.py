@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,12 +24,12 @@ from langchain_structx._models.chat_model import ToolChoice, ToolLike, WholeRepl
 from langchain_structx.local._context import typed_chunks, typed_overflow
 from langchain_structx.local._definitions import refers_to_itself
 from langchain_structx.local._grammar import (
-    GrammarError,
     OutputConstraint,
+    check_shape,
     checked_json,
     constrain_output,
-    schema_to_gbnf,
 )
+from langchain_structx.local._guidance import SchemaMask, compiled, matcher_for
 from langchain_structx.local._messages import (
     encodable,
     message_for,
@@ -39,19 +37,18 @@ from langchain_structx.local._messages import (
     with_shape,
     with_tools,
 )
-from langchain_structx.local._sampling import install_fast_greedy
-from langchain_structx.local._schema_shape import check_shape
+from langchain_structx.local._vocab import tokenizer_for
 from langchain_structx.local._weights import DEFAULT_WEIGHTS, ensure_weights, validate_gguf
 
 
 @dataclass
 class _Loaded:
-    """One llama.cpp model and the lock that serialises its use."""
+    """One llama.cpp model, the lock that serialises its use, and its tokenizer."""
 
     llama: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
-    parsed: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    """Grammar texts llama.cpp has already parsed for this model, the last `KEPT_GRAMMARS`."""
+    tokenizer: Any = None
+    """llguidance's tokenizer for this vocabulary, built on the first constrained call."""
 
 
 _CACHE: dict[tuple[str, int, int, str | None], _Loaded] = {}
@@ -83,48 +80,16 @@ def _load(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> _L
                 chat_format=chat_format,
                 verbose=False,
             )
-            install_fast_greedy(llama)
             loaded = _CACHE[key] = _Loaded(llama)
     return loaded
 
 
-def _grammar(loaded: _Loaded, gbnf: str) -> Any:
-    """Build a grammar, refusing text llama.cpp cannot parse instead of crashing."""
-    import llama_cpp
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    vocab = getattr(getattr(loaded.llama, "_model", None), "vocab", None)
-    if vocab is not None and gbnf not in loaded.parsed:
-        # llama.cpp returns NULL for a grammar it cannot parse; sampling with it
-        # would dereference that NULL, so probe first (once per grammar).
-        sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode(), b"root")
-        if not sampler:
-            raise GrammarError("llama.cpp could not parse the generated grammar")
-        llama_cpp.llama_sampler_free(sampler)
-        if len(gbnf) <= KEPT_TEXT_CHARS:
-            loaded.parsed[gbnf] = None
-            while len(loaded.parsed) > KEPT_GRAMMARS:
-                loaded.parsed.popitem(last=False)
-    return LlamaGrammar.from_string(gbnf, verbose=False)
-
-
-KEPT_GRAMMARS = 64
-"""Schemas (and their grammars) kept converted and checked: a batch repeats one."""
-
-KEPT_TEXT_CHARS = 256 * 1024
-"""Longest schema or grammar text kept: many large tenant schemas must not pile up."""
-
-
-def _gbnf(schema_json: str) -> str:
-    """Grammar text for a schema, converted once per schema (batches repeat it)."""
-    if len(schema_json) > KEPT_TEXT_CHARS:
-        return schema_to_gbnf(json.loads(schema_json))
-    return _kept_gbnf(schema_json)
-
-
-@functools.lru_cache(maxsize=KEPT_GRAMMARS)
-def _kept_gbnf(schema_json: str) -> str:
-    return schema_to_gbnf(json.loads(schema_json))
+def _constraint(loaded: _Loaded, grammar: str) -> list[Any]:
+    """The logits processors that hold one request to `grammar` (call under the lock)."""
+    if loaded.tokenizer is None:
+        loaded.tokenizer = tokenizer_for(loaded.llama)
+    matcher = matcher_for(loaded.tokenizer, grammar)
+    return [SchemaMask(matcher, loaded.tokenizer.vocab_size)]
 
 
 def _arguments(tool: ToolLike) -> dict[str, Any] | None:
@@ -143,10 +108,10 @@ def _openai_tool(tool: ToolLike) -> dict[str, Any]:
     """`tool` as an OpenAI function definition.
 
     LangChain's conversion inlines references and cuts a recursive schema short
-    (`"items": {}`), after which the grammar no longer holds the answer's shape.
+    (`"items": {}`), after which the decoder no longer holds the answer's shape.
     A tool whose arguments refer to themselves (a Pydantic model such as a tree, a
     tool taking one, or a JSON schema like the structured-output tools of a
-    recursive model) keeps its schema with the references: the grammar reads
+    recursive model) keeps its schema with the references: the decoder reads
     them (see `_definitions`).
     """
     schema = _arguments(tool)
@@ -163,7 +128,8 @@ class LocalChatModel(WholeReplyChatModel):
 
     The weights load lazily on first use and are shared by every instance with the
     same path, context size and thread count. Tool calls and JSON output are
-    enforced with a grammar, not left to the chat template.
+    held to their schema while the model writes them (llguidance), not left to the
+    chat template.
 
     Examples:
         >>> from langchain_structx.local import LocalChatModel
@@ -241,9 +207,9 @@ class LocalChatModel(WholeReplyChatModel):
         Args:
             tools: Tools as LangChain tools, functions, pydantic models or dicts.
             tool_choice: `"auto"`/`None` (model decides; best effort on small models),
-                `"none"`, `"any"`/`"required"` (grammar forces one call to some tool),
+                `"none"`, `"any"`/`"required"` (the decoder forces one call to some tool),
                 a tool name or `{"type": "function", "function": {"name": ...}}`
-                (grammar forces that tool).
+                (the decoder forces that tool).
             **kwargs: Passed on to `bind`.
 
         Returns:
@@ -282,13 +248,13 @@ class LocalChatModel(WholeReplyChatModel):
         if seed is not None:
             request["seed"] = seed
         if constraint.schema is not None:
-            request["gbnf"] = _gbnf(json.dumps(constraint.schema))
+            request["json_grammar"] = compiled(constraint.schema)
         return constraint, request
 
     def _complete(self, loaded: _Loaded, request: dict[str, Any], stream: bool) -> Any:
-        gbnf = request.pop("gbnf", None)
-        if gbnf is not None:
-            request["grammar"] = _grammar(loaded, gbnf)
+        grammar = request.pop("json_grammar", None)
+        if grammar is not None:
+            request["logits_processor"] = _constraint(loaded, grammar)
         # Counting the prompt first would mean rendering the chat template twice:
         # llama-cpp-python's own check is exact, so its error is given a type.
         with typed_overflow():

@@ -21,18 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from langchain_structx.errors import StructxError
+from langchain_structx.local._errors import LocalModelError as LocalModelError
+from langchain_structx.local._errors import WeightsError as WeightsError
 
 GGUF_MAGIC = b"GGUF"
 _CHUNK = 4 * 1024 * 1024  # Large enough to keep syscalls few, small enough to stream.
-
-
-class LocalModelError(StructxError):
-    """The embedded local model could not be set up or run."""
-
-
-class WeightsError(LocalModelError):
-    """Model weights are missing, incomplete, corrupt, or not a GGUF file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +300,7 @@ def validate_gguf(path: str | os.PathLike[str]) -> Path:
         >>> validate_gguf("/nonexistent.gguf")
         Traceback (most recent call last):
         ...
-        langchain_structx.local._weights.WeightsError: model file not found: /nonexistent.gguf
+        langchain_structx.local._errors.WeightsError: model file not found: /nonexistent.gguf
     """
     resolved = Path(path).expanduser()
     if not resolved.is_file():

@@ -109,11 +109,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def llama_server(
-    default_weights: Path, tmp_path_factory: pytest.TempPathFactory
+def _serve(
+    module: str, weights: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LlamaServer]:
-    """A llama.cpp OpenAI-protocol server on 127.0.0.1, stopped at session end."""
+    """Run `python -m module` (llama_cpp.server's options) on 127.0.0.1 until closed."""
     _require_llama_cpp()
     pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python lacks [server] extras")
     port = _free_port()
@@ -121,9 +120,9 @@ def llama_server(
     command = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        module,
         "--model",
-        str(default_weights),
+        str(weights),
         "--host",
         "127.0.0.1",
         "--port",
@@ -143,6 +142,22 @@ def llama_server(
         yield LlamaServer(base_url=base_url, model_id=model_id, log=log)
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="session")
+def llama_server(
+    default_weights: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LlamaServer]:
+    """A llama.cpp OpenAI-protocol server on 127.0.0.1, stopped at session end."""
+    yield from _serve("llama_cpp.server", default_weights, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def decoder_server(
+    default_weights: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LlamaServer]:
+    """The same server with the embedded model's constrained decoder (`local_server`)."""
+    yield from _serve("langchain_structx.local_server", default_weights, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -163,11 +163,10 @@ def test_a_lone_surrogate_in_the_text_is_no_untyped_error(local_model: LocalChat
 
 
 def test_the_grammars_a_model_keeps_are_bounded(local_model: LocalChatModel) -> None:
-    from langchain_structx.local._model import KEPT_GRAMMARS
+    from langchain_structx.local._guidance import KEPT_GRAMMARS, _kept
 
-    loaded = local_model._loaded()
     for n in range(KEPT_GRAMMARS + 10):
         schema = {"type": "object", "properties": {f"field_{n}": {"type": "integer"}}}
         fmt = {"type": "json_schema", "json_schema": {"name": "A", "schema": schema}}
         local_model.invoke("{}", response_format=fmt, max_tokens=1)
-    assert len(loaded.parsed) <= KEPT_GRAMMARS
+    assert _kept.cache_info().currsize <= KEPT_GRAMMARS

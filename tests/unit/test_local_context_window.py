@@ -57,8 +57,8 @@ def llama(monkeypatch: pytest.MonkeyPatch) -> _Llama:
     fake = _Llama()
     loaded = _model._Loaded(fake)
     monkeypatch.setattr(LocalChatModel, "_loaded", lambda self: loaded)
-    # A grammar is llama-cpp-python's object: the stand-in needs none.
-    monkeypatch.setattr(_model, "_grammar", lambda loaded, gbnf: f"<grammar of {len(gbnf)}>")
+    # The decoder needs the model's vocabulary: the stand-in has none.
+    monkeypatch.setattr(_model, "_constraint", lambda loaded, grammar: [f"<mask of {grammar}>"])
     return fake
 
 
@@ -130,7 +130,7 @@ def test_structured_output_and_forced_tools_raise_it_too(llama: _Llama) -> None:
         model.with_structured_output(Person).invoke("a long text")
     with pytest.raises(ContextWindowError):
         list(model.bind_tools([Person], tool_choice="Person").stream("a long text"))
-    assert all("grammar" in request for request in llama.requests)
+    assert all("logits_processor" in request for request in llama.requests)
     assert len(llama.requests) == 2
 
 

@@ -1,4 +1,4 @@
-"""Definitions lifted to the root for the grammar converter keep the schema's meaning."""
+"""Schemas with references, and tools whose definitions are lifted into the forced call."""
 
 from __future__ import annotations
 
@@ -10,8 +10,13 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from langchain_structx.local import LocalChatModel
-from langchain_structx.local._definitions import has_local_refs, lift, lifted, refers_to_itself
-from langchain_structx.local._grammar import GrammarError, call_schema, schema_to_gbnf
+from langchain_structx.local._definitions import has_local_refs, lift, refers_to_itself
+from langchain_structx.local._grammar import GrammarError, call_schema
+from langchain_structx.local._guidance import compiled
+
+pytest.importorskip("llguidance", reason="the decoder ships with the local extra")
+
+from byte_tokenizer import accepts, byte_tokenizer  # noqa: E402 - after the skip
 
 
 class Address(BaseModel):
@@ -81,14 +86,18 @@ def _valid(instance: Any, schema: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
-def test_a_lifted_schema_accepts_exactly_what_the_original_accepts(name: str) -> None:
+def test_the_decoder_writes_exactly_what_the_schema_accepts(name: str) -> None:
     schema, good, bad = SCHEMAS[name]
-    flat = lifted(schema)
-    assert set(flat) - {"$defs"} and "definitions" not in flat
+    tokenizer = byte_tokenizer()
+    tool = {"type": "function", "function": {"name": "tool", "parameters": schema}}
+    call = call_schema((tool,))
     for instance in good:
-        assert _valid(instance, schema) and _valid(instance, flat), instance
+        assert _valid(instance, schema) and accepts(tokenizer, schema, instance), instance
+        assert accepts(tokenizer, call, {"name": "tool", "arguments": instance}), instance
     for instance in bad:
-        assert not _valid(instance, schema) and not _valid(instance, flat), instance
+        assert not _valid(instance, schema), instance
+        assert not accepts(tokenizer, schema, instance), instance
+        assert not accepts(tokenizer, call, {"name": "tool", "arguments": instance}), instance
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
@@ -109,26 +118,10 @@ def test_a_forced_call_takes_exactly_the_arguments_the_tool_takes(name: str) -> 
     assert not _valid({"name": "first", "arguments": {"label": "a"}}, call)
 
 
-@pytest.mark.parametrize("name", SCHEMAS)
-def test_the_converter_builds_a_grammar_for_each_form(name: str) -> None:
-    schema, *_ = SCHEMAS[name]
-    tool = {"type": "function", "function": {"name": "tool", "parameters": schema}}
-    for form in (schema, call_schema((tool,))):
-        grammar = schema_to_gbnf(form)
-        assert "root ::=" in grammar
-
-
-def test_nested_definitions_become_rules_of_the_forced_call() -> None:
-    tool = {"type": "function", "function": {"name": "Person", "parameters": SCHEMAS["nested"][0]}}
-    grammar = schema_to_gbnf(call_schema((tool,)))
-    assert 'arguments0-Address-city-kv ::= "\\"city\\"" space ":" space string' in grammar
-
-
 def test_a_schema_without_references_is_left_as_it_is() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     tool = {"type": "function", "function": {"name": "t", "parameters": schema}}
     assert not has_local_refs(schema)
-    assert lifted(schema) is schema
     assert call_schema((tool,))["properties"]["arguments"] is schema
 
 
@@ -143,8 +136,8 @@ def test_lifting_leaves_the_callers_schema_unchanged() -> None:
 
 def test_a_reference_outside_the_schema_still_fails_typed() -> None:
     tool = {"type": "function", "function": {"name": "t", "parameters": {"$ref": "other.json"}}}
-    with pytest.raises(GrammarError, match="cannot build a grammar"):
-        schema_to_gbnf(call_schema((tool,)))
+    with pytest.raises(GrammarError, match="other.json"):
+        compiled(call_schema((tool,)))
 
 
 def test_a_hostile_tool_schema_is_refused_before_it_is_copied() -> None:
@@ -186,7 +179,7 @@ def _bound_parameters(schema: dict[str, Any]) -> Any:
     return bound.kwargs["tools"][0]["function"]["parameters"]  # type: ignore[attr-defined]
 
 
-def test_a_recursive_tool_schema_reaches_the_grammar_with_its_references() -> None:
+def test_a_recursive_tool_schema_reaches_the_decoder_with_its_references() -> None:
     # LangChain's own conversion would cut the recursion short ("items": {}).
     schema = Tree.model_json_schema()
     assert _bound_parameters(schema) == schema
@@ -230,7 +223,7 @@ def plant(tree: Tree) -> str:
     "tool", [Tree, StructuredTool.from_function(plant)], ids=["model", "tool-taking-one"]
 )
 def test_a_recursive_pydantic_tool_keeps_its_references(tool: Any) -> None:
-    # LangChain's conversion would leave the grammar `"items": {}` for the kids.
+    # LangChain's conversion would leave the decoder `"items": {}` for the kids.
     parameters = _bound(tool)
     tree = parameters if tool is Tree else parameters["properties"]["tree"]
     bad_kid = {"label": "root", "kids": [{"kids": 5}]}

@@ -18,8 +18,7 @@ from langchain_core.messages import HumanMessage
 from langchain_structx._clip import MESSAGE_CHARS
 from langchain_structx._validation.bounds import schema_shape_problem
 from langchain_structx.local import GrammarError, LocalChatModel
-from langchain_structx.local._limits import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
-from langchain_structx.local._schema_shape import check_shape
+from langchain_structx.local._grammar import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, check_shape
 
 
 def _refusal(schema: Any) -> str:
@@ -98,7 +97,7 @@ def test_a_value_json_cannot_encode_is_a_typed_error_naming_its_path(
 
 
 def test_tuples_are_accepted_where_json_dumps_writes_lists() -> None:
-    pytest.importorskip("llama_cpp", reason="the grammar converter ships with llama-cpp-python")
+    pytest.importorskip("llguidance", reason="the decoder ships with the local extra")
     as_tuples = {
         "type": "object",
         "properties": {"kind": {"enum": ("a", "b")}, "n": {"type": ("integer", "null")}},
@@ -113,20 +112,8 @@ def test_tuples_are_accepted_where_json_dumps_writes_lists() -> None:
     _, expected = LocalChatModel()._request(
         [HumanMessage("hi")], None, {"response_format": _response_format(as_lists)}
     )
-    assert request["gbnf"] == expected["gbnf"]
+    assert request["json_grammar"] == expected["json_grammar"]
     assert request["messages"] == expected["messages"]
-
-
-def test_a_tuple_of_subschemas_is_bounded_like_a_list() -> None:
-    pytest.importorskip("llama_cpp", reason="the grammar converter ships with llama-cpp-python")
-    from langchain_structx.local._grammar import sanitize_schema, schema_to_gbnf
-
-    costly = {"type": "string", "pattern": "^(a?){300}$", "maxLength": 20_000}
-    schema = {"type": "object", "properties": {"a": {"anyOf": (costly, {"type": "integer"})}}}
-    clean = sanitize_schema(schema)
-    # Left in a tuple, the pattern and the count escaped the bounds before.
-    assert clean["properties"]["a"]["anyOf"] == [{"type": "string"}, {"type": "integer"}]
-    assert schema_to_gbnf(schema) == schema_to_gbnf(json.loads(json.dumps(schema)))
 
 
 def test_tuples_stay_refused_for_the_strategies_walk() -> None:
