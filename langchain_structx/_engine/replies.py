@@ -79,9 +79,9 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
     Some clients parse NaN or an infinity in a reply's tool-call arguments but
     refuse to serialise one (Anthropic's SDK), so the failed reply would break
     the retry; an integer wider than `limits.max_integer_bits` would break the
-    checkpoint that stores it. Such numbers go back as null; the feedback names
-    them. A call to none of the `declared` tools whose name a provider would
-    refuse in a history (empty, too long, or with other characters; Gemini
+    checkpoint that stores it; no client can send text holding a lone surrogate.
+    Such values go back as null; the feedback names them. A call to none of the
+    `declared` tools whose name a provider would refuse in a history (empty, too long, or with other characters; Gemini
     documents the rule) goes back as `UNNAMED`, like the tool message that
     answers it.
     """
@@ -164,10 +164,25 @@ def _holds_unstorable(value: Any, limits: Limits) -> bool:
 
 
 def _unstorable(item: Any, bits: int) -> bool:
-    """A NaN or an infinity, or an integer wider than `bits`."""
+    """A NaN or an infinity, an integer wider than `bits`, or text with a lone surrogate.
+
+    Examples:
+        >>> _unstorable(chr(0xD800), 64), _unstorable("é", 64), _unstorable(2**70, 64)
+        (True, False, True)
+    """
+    if isinstance(item, str):
+        return not item.isascii() and _lone_surrogate(item)
     if isinstance(item, float):
         return not math.isfinite(item)
     return isinstance(item, int) and not fits_bits(item, bits)
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _values(node: Any) -> Any:

@@ -194,5 +194,6 @@ def test_the_fake_refuses_what_gemini_does_not_know() -> None:
         )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
+    refused.value.close()  # the error holds the response and its socket
     assert refused.value.code == 400
     assert any("Unknown name 'const'" in v for v in server.violations)
