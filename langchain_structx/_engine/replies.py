@@ -81,9 +81,9 @@ def resendable(message: AIMessage, limits: Limits, declared: frozenset[str]) -> 
     the retry; an integer wider than `limits.max_integer_bits` would break the
     checkpoint that stores it; no client can send text holding a lone surrogate.
     Such values go back as null; the feedback names them. A call to none of the
-    `declared` tools whose name a provider would refuse in a history (empty, too long, or with other characters; Gemini
-    documents the rule) goes back as `UNNAMED`, like the tool message that
-    answers it.
+    `declared` tools whose name a provider would refuse in a history (empty, too
+    long, or with other characters; Gemini documents the rule) goes back as
+    `UNNAMED`, like the tool message that answers it.
     """
     message = portable(message, declared)
     calls = message.tool_calls
