@@ -54,7 +54,10 @@ def main(model: Any = None) -> list[ProductReview | CustomerComplaint]:
     agent = create_agent(
         model,
         response_format=ToolStrategy(ProductReview | CustomerComplaint),
-        system_prompt="Record customer feedback: a review, or a complaint if something went wrong.",
+        system_prompt=(
+            "Record customer feedback. A text that says something went wrong (a late or"
+            " damaged delivery, a fault, a wrong bill) is a complaint; any other is a review."
+        ),
     )
     results: list[ProductReview | CustomerComplaint] = []
     for text in TEXTS:
