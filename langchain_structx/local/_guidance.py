@@ -28,12 +28,14 @@ KEPT_TEXT_CHARS = 256 * 1024
 
 COMPACT: dict[str, Any] = {
     "whitespace_flexible": False,
-    "item_separator": ",",
-    "key_separator": ":",
+    "item_separator": ", ",
+    "key_separator": ": ",
     "lenient": True,  # an unknown keyword (`not`) widens the grammar; validation checks it
 }
-"""JSON on one line, as `json.dumps(..., separators=(",", ":"))` writes it: a small
-model given room for whitespace writes blank lines and pretty-printed JSON."""
+"""JSON on one line, as `json.dumps` writes it by default (one space after each
+separator): a small model given room for whitespace writes blank lines and
+pretty-printed JSON, and one held to no space at all writes worse values (a
+leading ", " inside a string, a list left empty), as the quality tests measured."""
 
 LOOSE: dict[str, Any] = {
     "whitespace_flexible": True,

@@ -42,7 +42,7 @@ class Vocabulary:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(", ", ": "))
 
 
 @pytest.fixture(scope="module")

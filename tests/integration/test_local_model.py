@@ -315,7 +315,7 @@ def test_the_decoder_stops_at_the_end_of_the_answer(local_model: LocalChatModel)
     fmt = {"type": "json_schema", "json_schema": {"name": "Contact", "schema": CONTACT_SCHEMA}}
     reply = local_model.invoke(f"Who is this? {CONTACT_TEXT}", response_format=fmt)
     text = str(reply.content)
-    assert text == json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    assert text == json.dumps(json.loads(text), separators=(", ", ": "), ensure_ascii=False)
     assert reply.response_metadata["finish_reason"] == "stop"
 
 

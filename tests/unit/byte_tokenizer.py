@@ -33,8 +33,8 @@ def byte_tokenizer() -> Any:
 def accepts(tokenizer: Any, schema: dict[str, Any], value: Any) -> bool:
     """Whether the decoder lets `value` be written whole, then end.
 
-    A value that is not a string is written as compact JSON, as the decoder writes it.
+    A value that is not a string is written as `json.dumps` writes it, as the decoder does.
     """
-    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    text = value if isinstance(value, str) else json.dumps(value)
     matcher = matcher_for(tokenizer, compiled(schema))
     return bool(matcher.consume_tokens(list(text.encode())) and matcher.is_accepting())

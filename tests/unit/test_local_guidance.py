@@ -70,21 +70,22 @@ def test_greedy_decoding_under_the_mask_writes_a_valid_compact_answer(
     text = decode(tokenizer, CONTACT, seed)
     value = json.loads(text)
     jsonschema.validate(value, CONTACT)
-    assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert text == json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
     assert list(value)[:2] == ["name", "age"], "properties come in the schema's order"
 
 
 def test_what_the_schema_forbids_cannot_be_written(tokenizer: Any) -> None:
-    good = '{"name":"Ada","age":36,"day":"1815-12-10","role":"cto"}'
+    good = '{"name": "Ada", "age": 36, "day": "1815-12-10", "role": "cto"}'
     assert accepts(tokenizer, CONTACT, good)
     for bad in (
         good.replace("36", "17"),  # minimum
         good.replace("1815-12-10", "10 Dec 1815"),  # pattern with \d
         good.replace('"cto"', '"cfo"'),  # enum
-        good.replace("}", ',"x":1}'),  # additionalProperties
-        good.replace(',"role":"cto"', ""),  # required
-        good.replace("}", ',"tags":["a","b","c"]}'),  # maxItems
+        good.replace("}", ', "x": 1}'),  # additionalProperties
+        good.replace(', "role": "cto"', ""),  # required
+        good.replace("}", ', "tags": ["a", "b", "c"]}'),  # maxItems
         good.replace('{"name"', '{ "name"'),  # whitespace
+        good.replace(", ", ","),  # one space after each separator, no other layout
     ):
         assert not accepts(tokenizer, CONTACT, bad), bad
 
@@ -145,8 +146,8 @@ def test_a_refusal_sends_auto_to_the_next_route_for_that_schema_only() -> None:
 
 def test_an_optional_property_nothing_satisfies_is_never_written(tokenizer: Any) -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": False}}
-    assert accepts(tokenizer, schema, '{"a":1}')
-    assert not accepts(tokenizer, schema, '{"a":1,"b":2}')
+    assert accepts(tokenizer, schema, '{"a": 1}')
+    assert not accepts(tokenizer, schema, '{"a": 1, "b": 2}')
 
 
 def test_an_object_with_too_many_properties_is_refused_naming_its_path() -> None:
