@@ -12,8 +12,10 @@ nothing to resume, and the call is made directly.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from langchain_core.load import dumps, loads
 from langchain_core.messages import AIMessage
 from langgraph.func import task
 
@@ -31,11 +33,28 @@ async def _acall_model(model: Any, prompt: list[Any]) -> AIMessage:
     return await model.ainvoke(prompt)  # type: ignore[no-any-return]
 
 
+# The checkpoint keeps a reply as JSON text: a reply may hold what its serializer
+# cannot store (an integer wider than int64), which validation must still see.
+def _kept(model: Any, prompt: list[Any]) -> str:
+    return dumps(_call_model(model, prompt))
+
+
+async def _akept(model: Any, prompt: list[Any]) -> str:
+    return dumps(await _acall_model(model, prompt))
+
+
+def _reply(text: str) -> AIMessage:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # `loads` is marked beta
+        reply: AIMessage = loads(text, allowed_objects="messages")
+    return reply
+
+
 _NAME = "structx_model_call"
 """The tasks' name, as traces and the checkpoint's writes show it."""
 # langgraph's overloads type the decorator form for one kind of function only.
-_MODEL_CALL: Any = task(name=_NAME)(_call_model)  # type: ignore[arg-type]
-_AMODEL_CALL: Any = task(name=_NAME)(_acall_model)  # type: ignore[arg-type]
+_MODEL_CALL: Any = task(name=_NAME)(_kept)  # type: ignore[arg-type]
+_AMODEL_CALL: Any = task(name=_NAME)(_akept)  # type: ignore[arg-type]
 
 
 def checkpointed() -> bool:
@@ -53,13 +72,11 @@ def invoke(model: Any, prompt: list[Any]) -> AIMessage:
     """`model.invoke(prompt)`, its reply kept in the checkpoint when there is one."""
     if not checkpointed():
         return _call_model(model, prompt)
-    reply: AIMessage = _MODEL_CALL(model, prompt).result()
-    return reply
+    return _reply(_MODEL_CALL(model, prompt).result())
 
 
 async def ainvoke(model: Any, prompt: list[Any]) -> AIMessage:
     """Async form of `invoke`."""
     if not checkpointed():
         return await _acall_model(model, prompt)
-    reply: AIMessage = await _AMODEL_CALL(model, prompt)
-    return reply
+    return _reply(await _AMODEL_CALL(model, prompt))
