@@ -42,6 +42,7 @@ from langchain_structx._cli.exits import DEFAULT_SYSTEM_PROMPT, EXIT_FAILED, EXI
 from langchain_structx._cli.model import add_model_options, check_model_args, load_model, model_spec
 from langchain_structx._cli.records import Progress
 from langchain_structx._cli.schema_input import SchemaSpecError, load_schema
+from langchain_structx._clip import read_capped
 from langchain_structx._models.profile import StrategyProfile, write_profile
 from langchain_structx.errors import UserError
 from langchain_structx.report import RESPONSE_KEY
@@ -155,16 +156,9 @@ def read_inputs(path: str) -> list[EvalInput]:
         EvalInputError: When it cannot be read, or a line is not an input.
     """
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_INPUT_BYTES + 1)
-    except OSError as exc:
-        raise EvalInputError(f"cannot read --inputs {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise EvalInputError(f"--inputs {path} is over {MAX_INPUT_BYTES} bytes")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise EvalInputError(f"--inputs {path} is not UTF-8 text") from None
+        text = read_capped(path, MAX_INPUT_BYTES, f"--inputs {path}")
+    except ValueError as exc:
+        raise EvalInputError(str(exc)) from None
     inputs = [
         _input(line, number, path)
         for number, line in enumerate(text.splitlines(), 1)
@@ -260,32 +254,25 @@ def _answer(agent: Any, item: EvalInput) -> Answer:
     meter = _Meter()
     started = time.perf_counter()
     inputs = {"messages": [{"role": "user", "content": item.text}]}
+    value: Any = None
+    error = ""
     try:
         state = agent.invoke(inputs, config={"callbacks": [meter]})
+        value = to_jsonable_python(state[RESPONSE_KEY], fallback=str)
     except Exception as exc:  # noqa: BLE001 - a failed answer is a measurement, not a crash
-        seconds = time.perf_counter() - started
-        expected = 0 if item.expected is None else compare_fields(None, item.expected)[1]
         error = f"{type(exc).__name__}: {exc}"
-        return Answer(
-            valid=False,
-            calls=meter.calls,
-            tokens=meter.tokens,
-            seconds=seconds,
-            expected=expected,
-            error=error,
-        )
     seconds = time.perf_counter() - started
     matched, expected = 0, 0
     if item.expected is not None:
-        value = to_jsonable_python(state[RESPONSE_KEY], fallback=str)
         matched, expected = compare_fields(value, item.expected)
     return Answer(
-        valid=True,
+        valid=not error,
         calls=meter.calls,
         tokens=meter.tokens,
         seconds=seconds,
         matched=matched,
         expected=expected,
+        error=error,
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from langchain_structx._cli.exits import CliError
-from langchain_structx._clip import clip
+from langchain_structx._clip import clip, read_capped
 from langchain_structx._schemas.normalise import normalize
 from langchain_structx._schemas.unions import defs_of, movable, without_defs
 from langchain_structx.errors import StructxError
@@ -123,16 +123,9 @@ def _names_a_file(path: Path) -> bool:
 
 def _read_capped(path: Path) -> str:
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_SCHEMA_BYTES + 1)
-    except OSError as exc:
-        raise SchemaSpecError(f"cannot read schema file {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SCHEMA_BYTES:
-        raise SchemaSpecError(f"schema file {path} is over {MAX_SCHEMA_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SchemaSpecError(f"schema file {path} is not UTF-8 text") from None
+        return read_capped(path, MAX_SCHEMA_BYTES, f"schema file {path}")
+    except ValueError as exc:
+        raise SchemaSpecError(str(exc)) from None
 
 
 def _json_object(text: str, what: str) -> dict[str, Any]:

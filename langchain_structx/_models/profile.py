@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from langchain_structx._clip import read_capped
 from langchain_structx.errors import UserError
 
 PROFILE_FORMAT = "structx-strategy-profile/1"
@@ -98,16 +99,11 @@ def write_profile(path: str | os.PathLike[str], profile: StrategyProfile) -> Non
 
 def _load(path: Path, where: str) -> Any:
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_PROFILE_BYTES + 1)
-    except OSError as exc:
-        raise StrategyProfileError(f"cannot read {where}: {exc.strerror or exc}") from None
-    if len(data) > MAX_PROFILE_BYTES:
-        raise StrategyProfileError(f"{where} is over {MAX_PROFILE_BYTES} bytes")
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return json.loads(read_capped(path, MAX_PROFILE_BYTES, where))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise StrategyProfileError(f"{where} is not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise StrategyProfileError(str(exc)) from None
 
 
 def _from_object(value: Any, where: str) -> StrategyProfile:

@@ -16,9 +16,9 @@ from langchain_structx._provider_batch._wire import (
     LOST,
     BatchLimits,
     Status,
-    as_langchain_raises,
     error_reply,
-    status_error,
+    first_message,
+    live_error,
 )
 from langchain_structx.errors import UserError
 
@@ -117,15 +117,11 @@ class AnthropicBatches:
         """A message read as `ChatAnthropic` reads one."""
         from anthropic.types import Message
 
-        result = model._format_output(Message.model_validate(body))
-        message = result.generations[0].message
-        assert isinstance(message, AIMessage)
-        return message
+        return first_message(model._format_output(Message.model_validate(body)))
 
     def rejection(self, error: dict[str, Any]) -> Exception:
         """The error a live call would have raised: the SDK's, as `ChatAnthropic` converts it."""
-        url = f"{self.client.base_url}/v1/messages"
-        return as_langchain_raises(status_error(self.client, url, error), _classify)
+        return live_error(self.client, f"{self.client.base_url}/v1/messages", error, _classify)
 
 
 def _classify(error: Exception) -> None:

@@ -18,9 +18,9 @@ from langchain_structx._provider_batch._wire import (
     BatchLimits,
     ProviderBatchError,
     Status,
-    as_langchain_raises,
     error_reply,
-    status_error,
+    first_message,
+    live_error,
 )
 from langchain_structx.errors import UserError
 
@@ -128,15 +128,11 @@ class OpenAIBatches:
 
     def message(self, model: Any, body: dict[str, Any]) -> AIMessage:
         """A chat completion read as `ChatOpenAI` reads one."""
-        result = model._create_chat_result(body)
-        message = result.generations[0].message
-        assert isinstance(message, AIMessage)
-        return message
+        return first_message(model._create_chat_result(body))
 
     def rejection(self, error: dict[str, Any]) -> Exception:
         """The error a live call would have raised: the SDK's, as `ChatOpenAI` converts it."""
-        url = f"{self.client.base_url}chat/completions"
-        return as_langchain_raises(status_error(self.client, url, error), _classify)
+        return live_error(self.client, f"{self.client.base_url}chat/completions", error, _classify)
 
 
 def _classify(error: Exception) -> None:

@@ -173,6 +173,28 @@ def as_langchain_raises(made: Exception, classify: Callable[[Exception], None]) 
     return made
 
 
+def live_error(
+    client: Any, url: str, error: dict[str, Any], classify: Callable[[Exception], None]
+) -> Exception:
+    """The error a live call to `url` would have raised for a row's `error`.
+
+    The SDK's own error, converted by `classify` as the chat model converts it.
+    """
+    return as_langchain_raises(status_error(client, url, error), classify)
+
+
+def first_message(result: Any) -> AIMessage:
+    """The message of a chat model's first generation, as its own parser made it.
+
+    Raises:
+        ProviderBatchError: When the chat model made something else of the reply.
+    """
+    message = result.generations[0].message
+    if not isinstance(message, AIMessage):
+        raise ProviderBatchError(f"the chat model read a reply as {type(message).__name__}")
+    return message
+
+
 def split(lines: Sequence[dict[str, Any]], limits: BatchLimits) -> list[list[dict[str, Any]]]:
     """Requests cut into batches that keep within `limits`.
 
