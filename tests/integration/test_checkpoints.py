@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NotRequired
@@ -145,13 +146,37 @@ def test_interrupted_run_resumes_to_a_structured_response(
 def kill_on_retry(messages: list[BaseMessage], call: RecordedCall) -> AIMessage:
     """The retry's reply: check it is the retry, say so, and die without cleanup."""
     assert isinstance(messages[-1], ToolMessage) and "email" in messages[-1].text
+    _await_stored_reply("ai-bad")
     print("retrying-after-failure", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
     raise AssertionError("unreachable")
 
 
+_child_db: list[Path] = []
+
+
+def _await_stored_reply(message_id: str) -> None:
+    """Wait until the checkpoint database holds the reply `message_id`.
+
+    LangGraph stores a task's result from a background thread, so a process
+    killed the instant a node's next call starts may not have stored it yet: the
+    resumed run would then rightly call the model again. This test is about a
+    process killed after the first reply was kept, so it waits for that.
+    """
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with sqlite3.connect(_child_db[0]) as connection:
+            blobs = connection.execute("SELECT value FROM writes").fetchall()
+            blobs += connection.execute("SELECT checkpoint FROM checkpoints").fetchall()
+        if any(message_id.encode() in bytes(blob) for (blob,) in blobs if blob):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the reply {message_id} was never stored")
+
+
 def child_run_and_die(flavour: str, db: str) -> None:
     """Child process: first attempt fails validation, the retry kills the process."""
+    _child_db.append(Path(db))
     model = ScriptedChatModel(responses=[contact_call(None, id="ai-bad"), kill_on_retry])
     graph = BUILDERS[flavour](model, open_saver(Path(db)))
     # "sync" durability: each step's checkpoint is on disk before the next step runs.
