@@ -56,7 +56,7 @@ def engine_for(model: Any, memory: caps.FallbackMemory) -> Generator[Invoke, Any
     key = caps.model_identity(model)
     name = memory.fact(key, _ENGINE)
     if name is None:
-        name = yield Invoke(_engines.probe, (where,))
+        name = yield Invoke(_engines.probe, (where,), reusable=True)
         if name is None:  # unreachable now: the model call will say why
             return None
         memory.remember_fact(key, _ENGINE, name)

@@ -32,10 +32,19 @@ ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 
 @dataclass(frozen=True, slots=True)
 class Invoke:
-    """Step: call a user function, awaiting it if it returns an awaitable."""
+    """Step: call a user function, awaiting it if it returns an awaitable.
+
+    Attributes:
+        fn: The function.
+        args: Its arguments.
+        reusable: Its answer is a fact about the world (which engine serves an
+            endpoint), the same for every run that asks with equal arguments: a
+            driver of many runs at once may ask once and give all of them the answer.
+    """
 
     fn: Any
     args: tuple[Any, ...]
+    reusable: bool = False
 
 
 @dataclass(frozen=True, slots=True)

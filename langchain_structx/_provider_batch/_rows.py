@@ -41,10 +41,18 @@ class Settled:
 class Row:
     """One record: its conversation, its attempt loop, and the step it waits on."""
 
-    __slots__ = ("failures", "index", "loop", "messages", "replies", "settled", "step")
+    __slots__ = ("answers", "failures", "index", "loop", "messages", "replies", "settled", "step")
 
-    def __init__(self, index: int, messages: list[BaseMessage], loop: Loop) -> None:
+    def __init__(
+        self,
+        index: int,
+        messages: list[BaseMessage],
+        loop: Loop,
+        answers: dict[tuple[Any, ...], Any] | None = None,
+    ) -> None:
         self.index = index
+        self.answers = {} if answers is None else answers
+        """Answers of reusable steps, shared by the rows of one job (one probe, not one a row)."""
         self.messages = messages
         self.loop = loop
         self.step: CallModel | None = None
@@ -84,10 +92,17 @@ class Row:
                 self.step = step
                 return
             send, error = None, None
+            key = (step.fn, *step.args) if step.reusable else None
+            if key is not None and key in self.answers:
+                send = self.answers[key]
+                continue
             try:  # the caller's handle_errors, as the live driver calls it
                 send = _drive._invoke_sync(step)
             except Exception as exc:  # noqa: BLE001 - thrown into the loop, as live
                 send, error = _drive._failed(step, exc)
+            else:
+                if key is not None and send is not None:  # None: unreachable, ask again
+                    self.answers[key] = send
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +120,8 @@ class Asker:
     plan: Plan
     system: str | None = None
     bound: _lcel.Bound = field(default_factory=_lcel.Bound)
+    answers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    """What the rows' reusable steps answered (the serving-engine probe), asked once a job."""
 
     def row(self, index: int, text: str) -> Row:
         """A record's loop, started up to its first model call."""
@@ -113,7 +130,7 @@ class Asker:
         # The LCEL face's loop: no tools of the caller's, a fresh fallback memory,
         # so a record's requests depend on nothing but its own replies.
         loop = _engine.attempt_loop(self.plan, model=self.model, state={}, runs_tools=False)
-        return Row(index, messages, loop)
+        return Row(index, messages, loop, self.answers)
 
     def request(self, row: Row) -> tuple[list[BaseMessage], dict[str, Any]]:
         """The prompt and call arguments of the step `row` waits on, as the LCEL face binds them."""

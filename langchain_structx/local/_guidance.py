@@ -69,22 +69,49 @@ def compiled(schema: dict[str, Any]) -> str:
     """
     loose = isinstance(schema, dict) and not set(schema) - {"type", "title", "description"}
     text = json.dumps(schema)
-    if '"minProperties"' in text:
-        text = json.dumps(_without_min_properties(json.loads(text)))
     if len(text) > KEPT_TEXT_CHARS:
         return _compile(text, loose)
     return _kept(text, loose)
 
 
-def _without_min_properties(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` without `minProperties`, which llguidance 1.9 reads wrongly.
+_OPEN_KEYWORDS = frozenset({"additionalProperties", "patternProperties", "unevaluatedProperties"})
 
-    With it, an object admits no value at all (even one with enough properties),
-    so the model could never answer; validation checks it after decoding instead.
+
+def _prepared(text: str) -> str:
+    """The schema text as llguidance is to read it.
+
+    - An object that lists its properties and says nothing of others is closed,
+      as strict modes and the request builders close it: left open, a small
+      model asked for a call without arguments copied the parameters' schema
+      into them. One that requires a key it does not list, or more keys than it
+      lists, stays open (closed, it would admit nothing).
+    - `minProperties` is dropped: llguidance 1.9 reads it wrongly (the object
+      admits no value at all, even one with enough properties), so the model
+      could never answer; validation checks it after decoding instead.
+
+    Examples:
+        >>> _prepared('{"type": "object", "properties": {"a": {}}, "minProperties": 1}')
+        '{"type": "object", "properties": {"a": {}}, "additionalProperties": false}'
     """
+    schema = json.loads(text)
+    if not isinstance(schema, dict):
+        return text
     for _, node in subschemas(schema):
-        node.pop("minProperties", None)
-    return schema
+        least = node.pop("minProperties", 0)
+        if _closable(node, least):
+            node["additionalProperties"] = False
+    return json.dumps(schema)
+
+
+def _closable(node: dict[str, Any], least: Any) -> bool:
+    """Whether `node` lists its properties, says nothing of others, and needs none."""
+    listed = node.get("properties")
+    if not isinstance(listed, dict) or _OPEN_KEYWORDS & node.keys():
+        return False
+    required = node.get("required")
+    wanted = set(required) if isinstance(required, list) else set()
+    enough = not isinstance(least, int) or least <= len(listed)
+    return enough and all(isinstance(name, str) and name in listed for name in wanted)
 
 
 @functools.lru_cache(maxsize=KEPT_GRAMMARS)
@@ -97,7 +124,7 @@ def _compile(text: str, loose: bool) -> str:
 
     options: Any = LOOSE if loose else COMPACT
     try:
-        grammar = LLMatcher.grammar_from_json_schema(text, defaults=options)
+        grammar = LLMatcher.grammar_from_json_schema(_prepared(text), defaults=options)
         failed, messages = LLMatcher.validate_grammar_with_warnings(grammar, None, limits=_limits())
     except ValueError as exc:
         raise _refusal(str(exc)) from exc

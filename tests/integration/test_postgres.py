@@ -206,6 +206,26 @@ def wait_for(marker: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
+def wait_until_stored(database: str, thread: str, message_id: str) -> None:
+    """Poll until the thread's checkpoints or pending writes hold `message_id`."""
+    query = (
+        "SELECT (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s"
+        " AND position(%(m)s::bytea IN blob) > 0)"
+        " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s"
+        " AND position(%(m)s::bytea IN blob) > 0) AS n"
+    )
+    deadline = time.monotonic() + WORKER_TIMEOUT
+    with sync_saver(database) as saver, saver.conn.cursor() as cursor:
+        while True:
+            cursor.execute(query, {"t": thread, "m": message_id.encode()})
+            row = cursor.fetchone()
+            if row is not None and row["n"]:
+                return
+            if time.monotonic() > deadline:
+                pytest.fail(f"the reply {message_id} was never stored")
+            time.sleep(0.05)
+
+
 @pytest.mark.parametrize("flavour", ["agent", "node"])
 def test_worker_killed_mid_retry_is_finished_by_another_process(
     flavour: str, database: str, tmp_path: Path
@@ -215,6 +235,9 @@ def test_worker_killed_mid_retry_is_finished_by_another_process(
     try:
         wait_for(marker, doomed)
         assert int(marker.read_text()) == doomed.pid  # blocked inside the retry's model call
+        # LangGraph stores a node's finished model call from a background thread:
+        # the test is of a worker killed after its first reply was kept.
+        wait_until_stored(database, "killed", "ai-7-bad")
     finally:
         doomed.send_signal(signal.SIGKILL)
         doomed.communicate(timeout=WORKER_TIMEOUT)
@@ -231,10 +254,11 @@ def test_worker_killed_mid_retry_is_finished_by_another_process(
         asked = expected_messages(flavour, 7, attempts=("bad",))
         assert [call[: len(asked)] for call in resumed["calls"]] == [asked]
     else:
-        # A node's attempts share its step: none of the dead attempt's messages,
-        # usage or attempt count were committed, so none come back twice.
-        asked = expected_messages(flavour, 7, attempts=())
-        assert [call[: len(asked)] for call in resumed["calls"]] == [asked, asked]
+        # A node's attempts share its step, but each model call's reply was kept as
+        # it came (a LangGraph task): the resumed node replays the failed reply and
+        # calls the model once, for the retry that died.
+        asked = expected_messages(flavour, 7, attempts=("bad",))
+        assert [call[: len(asked)] for call in resumed["calls"]] == [asked]
     assert_retried_contact(resumed, flavour, 7)
     with sync_saver(database) as saver:
         stored = BUILDERS[flavour](retrying_model(), saver).get_state(config("killed"))

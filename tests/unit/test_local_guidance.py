@@ -256,3 +256,14 @@ def test_min_properties_is_left_to_validation(tokenizer: Any) -> None:
     assert accepts(tokenizer, schema, {"o": {"a": 1, "b": 2}})
     assert accepts(tokenizer, schema, {"o": {"a": 1}})  # too few: validation refuses it
     assert schema == before, "the caller's schema must not change"
+
+
+def test_an_object_that_lists_its_properties_is_closed(tokenizer: Any) -> None:
+    # A call without arguments: left open, a small model copied the schema into them.
+    listed = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert accepts(tokenizer, listed, {"a": 1})
+    assert not accepts(tokenizer, listed, {"a": 1, "type": "object"})
+    assert not accepts(tokenizer, {"type": "object", "properties": {}}, {"type": "object"})
+    opened = {**listed, "additionalProperties": True}
+    assert accepts(tokenizer, opened, {"a": 1, "type": "object"})
+    assert accepts(tokenizer, {"type": "object"}, {"type": "object"})  # lists none: a map

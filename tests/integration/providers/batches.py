@@ -14,6 +14,7 @@ import json
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
@@ -53,6 +54,8 @@ class BatchPlumbing:
         self.batches: dict[str, Batch] = {}
         self.created: list[str] = []
         self.polls = 0
+        self.seen: Counter[str] = Counter()
+        """Requests served, by method and path."""
         self.expire: Lost = lambda key: False
         self.batch_lock = threading.Lock()
 
@@ -80,6 +83,7 @@ class BatchPlumbing:
             def _serve(self, method: str) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(size) if size else b""
+                fake.seen[f"{method} {urlsplit(self.path).path}"] += 1
                 out = fake.route(method, urlsplit(self.path).path, self.headers, raw)
                 if out.events:
                     payload, kind = b"".join(_sse(e, d) for e, d in out.events), "text/event-stream"

@@ -51,6 +51,8 @@ def test_a_thousand_records_settle(provider: str, tmp_path: Path) -> None:
         lines = finish(job)
         assert server.violations == []
         created = len(server.created)
+        # The serving-engine probe of an OpenAI-compatible endpoint: once a job, not a row.
+        assert server.seen["GET /v1/models"] == (1 if provider == "openai" else 0)
     check_lines(lines, COUNT)
     summary = job.summary
     assert (summary.done, summary.failed) == (990, 10)
