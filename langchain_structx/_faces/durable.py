@@ -12,7 +12,11 @@ nothing to resume, and the call is made directly.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.load import dumps, loads
@@ -50,11 +54,30 @@ def _reply(text: str) -> AIMessage:
     return reply
 
 
+@functools.cache
+def _model_threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="structx-model-call")
+
+
+async def _kept_in_thread(model: Any, prompt: list[Any]) -> str:
+    """`_kept` on a thread of our own, for a sync node in a graph run asynchronously.
+
+    LangGraph runs a sync node on its event loop's thread pool, and a sync task
+    there too: a node waiting on its task holds a thread the task needs, and as
+    many such nodes at once as the pool has threads would wait for ever. This
+    task runs on the loop and makes the sync call on threads no node waits on.
+    """
+    context = contextvars.copy_context()  # the run's config and callbacks
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_model_threads(), context.run, _kept, model, prompt)
+
+
 _NAME = "structx_model_call"
 """The tasks' name, as traces and the checkpoint's writes show it."""
 # langgraph's overloads type the decorator form for one kind of function only.
 _MODEL_CALL: Any = task(name=_NAME)(_kept)  # type: ignore[arg-type]
 _AMODEL_CALL: Any = task(name=_NAME)(_akept)  # type: ignore[arg-type]
+_THREADED_CALL: Any = task(name=_NAME)(_kept_in_thread)  # type: ignore[arg-type]
 
 
 def checkpointed() -> bool:
@@ -72,7 +95,11 @@ def invoke(model: Any, prompt: list[Any]) -> AIMessage:
     """`model.invoke(prompt)`, its reply kept in the checkpoint when there is one."""
     if not checkpointed():
         return _call_model(model, prompt)
-    return _reply(_MODEL_CALL(model, prompt).result())
+    try:  # a graph run asynchronously, whose runner takes an async task from here
+        kept = _THREADED_CALL(model, prompt)
+    except RuntimeError:  # a sync run: LangGraph refuses async tasks there
+        kept = _MODEL_CALL(model, prompt)
+    return _reply(kept.result())
 
 
 async def ainvoke(model: Any, prompt: list[Any]) -> AIMessage:

@@ -114,3 +114,23 @@ def test_a_lone_surrogate_in_a_key_is_refused() -> None:
     assert issue is not None and issue.message == SURROGATE_KEY and issue.path == ("a",)
     lone = shape_issue(chr(0xD800), Limits()).issue
     assert lone is not None and "lone surrogate" in lone.message
+
+
+async def test_many_sync_nodes_in_a_graph_run_asynchronously_all_finish() -> None:
+    # LangGraph runs a sync node on its loop's thread pool: more nodes waiting on
+    # their kept model calls than the pool has threads must still all finish.
+    import asyncio
+
+    saver, strategy = InMemorySaver(), PromptedStrategy(TICKET, max_retries=1)
+    model = ScriptedChatModel(responses=['{"summary": "fire"}'] * 40)
+    built = graph(model, saver, strategy)
+    runs = [
+        built.ainvoke(
+            {"messages": [HumanMessage("fire!")]}, {"configurable": {"thread_id": f"t{n}"}}
+        )
+        for n in range(40)
+    ]
+    results = await asyncio.wait_for(asyncio.gather(*runs), timeout=60)
+    assert [r["structured_response"] for r in results] == [{"summary": "fire"}] * 40
+    kept = built.get_state({"configurable": {"thread_id": "t7"}}).values
+    assert kept["structured_output_report"]["attempts"] == 1
