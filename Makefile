@@ -36,13 +36,16 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy tests/typing
 
+# Tests run on two worker processes (pytest-xdist): most are CPU-bound Python.
+XDIST := -n 2
+
 ## The inner loop: lint, import layers and the unit tests; no model, no servers.
 unit: lint
-	$(BIN)/python -m pytest tests/unit langchain_structx -q -p no:cacheprovider
+	$(BIN)/python -m pytest $(XDIST) tests/unit langchain_structx -q -p no:cacheprovider
 
 ## The whole suite: lint, types, unit + integration tests with coverage, compat, docs.
 test: lint typecheck
-	STRUCTX_NO_SKIP=1 $(BIN)/python -m pytest --cov --cov-report=term
+	STRUCTX_NO_SKIP=1 $(BIN)/python -m pytest $(XDIST) --cov --cov-report=term
 	$(MAKE) compat
 	$(MAKE) docs
 
