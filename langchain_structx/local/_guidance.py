@@ -96,11 +96,56 @@ def _prepared(text: str) -> str:
     schema = json.loads(text)
     if not isinstance(schema, dict):
         return text
+    composed = _composed(schema)
     for _, node in subschemas(schema):
         least = node.pop("minProperties", 0)
-        if _closable(node, least):
+        if id(node) not in composed and _closable(node, least):
             node["additionalProperties"] = False
     return json.dumps(schema)
+
+
+_COMBINATORS = ("allOf", "anyOf", "oneOf")
+
+
+def _composed(schema: dict[str, Any]) -> set[int]:
+    """The objects of `schema` that another part adds properties to, left open.
+
+    The members of an `allOf` of two or more parts, and the parts combined with
+    an object's own `properties`, describe one object together: each closed on
+    its own would forbid the others' keys. What they combine, or refer to, is
+    left open with them.
+    """
+    pending: list[Any] = []
+    for _, node in subschemas(schema):
+        mixed = "properties" in node and any(key in node for key in (*_COMBINATORS, "$ref"))
+        if mixed:
+            pending.append(node)
+        parts = node.get("allOf")
+        if isinstance(parts, list) and len(parts) > 1:
+            pending.extend(parts)
+    composed: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or id(node) in composed:
+            continue
+        composed.add(id(node))
+        for key in _COMBINATORS:
+            parts = node.get(key)
+            if isinstance(parts, list):
+                pending.extend(parts)
+        pending.append(_target(schema, node.get("$ref")))
+    return composed
+
+
+def _target(schema: dict[str, Any], ref: Any) -> Any:
+    """The part of `schema` a local `$ref` (`#/$defs/Name`) points at, or None."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None
+    node: Any = schema
+    for step in ref[2:].split("/"):
+        step = step.replace("~1", "/").replace("~0", "~")
+        node = node.get(step) if isinstance(node, dict) else None
+    return node
 
 
 def _closable(node: dict[str, Any], least: Any) -> bool:

@@ -267,3 +267,20 @@ def test_an_object_that_lists_its_properties_is_closed(tokenizer: Any) -> None:
     opened = {**listed, "additionalProperties": True}
     assert accepts(tokenizer, opened, {"a": 1, "type": "object"})
     assert accepts(tokenizer, {"type": "object"}, {"type": "object"})  # lists none: a map
+
+
+def test_objects_that_make_one_object_together_stay_open(tokenizer: Any) -> None:
+    base = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    named = {"type": "object", "properties": {"name": {"type": "string"}}}
+    both = {"id": 1, "name": "a"}
+    assert accepts(tokenizer, {"allOf": [base, named]}, both)
+    refs = [{"$ref": "#/$defs/B"}, {"$ref": "#/$defs/N"}]
+    by_ref = {"allOf": refs, "$defs": {"B": base, "N": named}}
+    assert accepts(tokenizer, by_ref, both)
+    with_union = {"allOf": [base, {"anyOf": [named, {"properties": {"x": {"type": "integer"}}}]}]}
+    assert accepts(tokenizer, with_union, both)
+    mixed = {**base, "anyOf": [named]}
+    assert accepts(tokenizer, mixed, both)
+    # A union's variants, each an object of its own, are still closed.
+    union = {"anyOf": [base, named]}
+    assert not accepts(tokenizer, union, {"id": 1, "other": 2})
