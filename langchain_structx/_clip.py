@@ -3,10 +3,12 @@
 An exception, a feedback message or a report entry that quotes a model's reply is
 cut to a bound, so a huge reply never becomes a huge message; a file the user names
 is read up to a bound, so a huge file never fills memory. This module imports
-nothing, so every layer can use it.
+nothing of the package, so every layer can use it.
 """
 
 from __future__ import annotations
+
+import os
 
 MESSAGE_CHARS = 8_000
 """Longest message of an exception built from model text; the rest is cut."""
@@ -33,7 +35,7 @@ def clip(text: str, limit: int) -> str:
     return (text[:keep] + TRUNCATION_MARK)[:limit]
 
 
-def read_capped(path: object, limit: int, what: str) -> str:
+def read_capped(path: str | os.PathLike[str], limit: int, what: str) -> str:
     """The UTF-8 text of the file at `path`, refused when over `limit` bytes.
 
     Reads at most `limit + 1` bytes, so a huge file costs no more than the bound.
@@ -49,13 +51,13 @@ def read_capped(path: object, limit: int, what: str) -> str:
             over the bound or is not UTF-8 text.
     """
     try:
-        with open(path, "rb") as file:  # type: ignore[call-overload]
+        with open(path, "rb") as file:
             data = file.read(limit + 1)
     except OSError as exc:
         raise ValueError(f"cannot read {what}: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise ValueError(f"{what} is over {limit} bytes")
     try:
-        return str(data.decode("utf-8-sig"))
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{what} is not UTF-8 text") from None

@@ -48,10 +48,10 @@ class Row:
         index: int,
         messages: list[BaseMessage],
         loop: Loop,
-        answers: dict[tuple[Any, ...], Any] | None = None,
+        answers: dict[tuple[Any, ...], Any],
     ) -> None:
         self.index = index
-        self.answers = {} if answers is None else answers
+        self.answers = answers
         """Answers of reusable steps, shared by the rows of one job (one probe, not one a row)."""
         self.messages = messages
         self.loop = loop
